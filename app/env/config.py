@@ -1,0 +1,86 @@
+"""``EnvConfig``: the environment's settings, validated with errors that name the key and the allowed values."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+from app.env.rewards import DEFAULT_PRESET, REWARD_PRESETS, SIGNALS
+from app.game.constants import DEFAULT_FRAMESKIP
+from app.game.heroes import HERO_INDEX
+
+DEFAULT_MAX_UNITS = {"5v5": 64, "1v1": 32}
+RANDOMIZATION_KEYS = ("hero_state", "lane_assignments", "lineup", "item_builds")
+# keys RLlib puts into an EnvContext, which the env ignores
+_RLLIB_CONTEXT_KEYS = {"worker_index", "vector_index", "num_workers", "remote", "recreated_worker"}
+
+
+@dataclass
+class EnvConfig:
+    mode: str = "5v5"
+    seed: int | None = None
+    frameskip: int = DEFAULT_FRAMESKIP  # app. L: act every 4th tick
+    time_limit_s: float = 0.0  # 0 = the mode's default (constants.DEFAULT_TIME_LIMIT_S)
+    max_units: int = 0  # 0 = DEFAULT_MAX_UNITS[mode]
+    action_offset: bool = False  # app. L: the action applied at T+1 is the one decided from the observation at T
+    evaluation: bool = False  # evaluation mode: every randomization off (app. O.2)
+    randomize: dict = field(default_factory=lambda: {k: True for k in RANDOMIZATION_KEYS})
+    lineup: tuple = ()  # hero names, Radiant's then Dire's; used when lineup randomization is off
+    reward_preset: str = DEFAULT_PRESET
+    reward_weights: dict = field(default_factory=dict)  # overrides of single weights
+
+    @classmethod
+    def from_dict(cls, d) -> "EnvConfig":
+        d = {k: v for k, v in dict(d).items() if k not in _RLLIB_CONTEXT_KEYS}
+        allowed = [f.name for f in fields(cls)]
+        unknown = sorted(set(d) - set(allowed))
+        if unknown:
+            raise ValueError(f"env config: unknown key(s) {unknown}; allowed: {allowed}")
+        cfg = cls(**d)
+        cfg.validate()
+        return cfg
+
+    def validate(self):
+        def bad(key, msg):
+            raise ValueError(f"env config {key!r}: {msg}")
+        if self.mode not in DEFAULT_MAX_UNITS:
+            bad("mode", f"must be one of {sorted(DEFAULT_MAX_UNITS)}, got {self.mode!r}")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
+            bad("seed", f"must be an int or None, got {self.seed!r}")
+        if isinstance(self.frameskip, bool) or not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= 30:
+            bad("frameskip", f"must be an int in [1, 30], got {self.frameskip!r}")
+        if isinstance(self.time_limit_s, bool) or not isinstance(self.time_limit_s, (int, float)) \
+                or self.time_limit_s < 0:
+            bad("time_limit_s", f"must be a number >= 0 (0 = default), got {self.time_limit_s!r}")
+        n_heroes = 10 if self.mode == "5v5" else 2
+        if isinstance(self.max_units, bool) or not isinstance(self.max_units, int) or \
+                (self.max_units != 0 and not n_heroes + 1 <= self.max_units <= 256):
+            bad("max_units", f"must be 0 (default) or an int in [{n_heroes + 1}, 256], got {self.max_units!r}")
+        for key in ("action_offset", "evaluation"):
+            if not isinstance(getattr(self, key), bool):
+                bad(key, f"must be true or false, got {getattr(self, key)!r}")
+        if not isinstance(self.randomize, dict):
+            bad("randomize", f"must be a mapping with keys {list(RANDOMIZATION_KEYS)}")
+        for k, v in self.randomize.items():
+            if k not in RANDOMIZATION_KEYS:
+                bad("randomize", f"unknown key {k!r}; allowed: {list(RANDOMIZATION_KEYS)}")
+            if not isinstance(v, bool):
+                bad(f"randomize.{k}", f"must be true or false, got {v!r}")
+        self.randomize = {**{k: True for k in RANDOMIZATION_KEYS}, **self.randomize}
+        self.lineup = tuple(self.lineup)
+        if self.lineup:
+            if len(self.lineup) != n_heroes:
+                bad("lineup", f"mode {self.mode} needs {n_heroes} hero names, got {len(self.lineup)}")
+            for name in self.lineup:
+                if name not in HERO_INDEX:
+                    bad("lineup", f"unknown hero {name!r}; allowed: {sorted(HERO_INDEX)}")
+        if self.reward_preset not in REWARD_PRESETS:
+            bad("reward_preset", f"must be one of {sorted(REWARD_PRESETS)}, got {self.reward_preset!r}")
+        for k, v in self.reward_weights.items():
+            if k not in SIGNALS:
+                bad("reward_weights", f"unknown signal {k!r}; allowed: {list(SIGNALS)}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                bad(f"reward_weights.{k}", f"must be a number, got {v!r}")
+        if not self.max_units:
+            self.max_units = DEFAULT_MAX_UNITS[self.mode]
+
+    def randomized(self, key: str) -> bool:
+        return not self.evaluation and self.randomize[key]

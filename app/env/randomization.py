@@ -1,0 +1,58 @@
+"""Domain randomization (seeds/003 app. O.2): what a training game randomizes, all off in evaluation mode.
+
+- initial hero state: start level, gold and additive perturbations of hp, armor, move speed, regeneration, magic
+  resistance and damage;
+- lane assignments: each hero gets a random non-empty subset of the lanes and is penalized for leaving them until
+  a random time;
+- hero lineup: sampled from the pool;
+- item builds (and ability build order): perturbed around the hero's script.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from app.env.config import EnvConfig
+from app.game.builds import perturbed_item_build, perturbed_priority
+from app.game.constants import STARTING_GOLD
+from app.game.engine import PERTURB_NAMES, TEAM_SIZE, GameSetup
+from app.game.heroes import HEROES
+from app.game.items import ITEMS
+
+START_LEVEL_PROBS = (0.6, 0.3, 0.1)  # start at level 1, 2 or 3
+START_GOLD_RANGE = (-100.0, 300.0)  # added to STARTING_GOLD
+# half-widths of the uniform additive perturbations, in PERTURB_NAMES order
+PERTURB_HALF_WIDTH = {"hp": 60.0, "armor": 1.5, "move_speed": 15.0, "hp_regen": 0.75, "mana_regen": 0.4,
+                      "magic_resist": 0.05, "damage": 5.0}
+LANE_ASSIGN_UNTIL_RANGE_S = (120.0, 600.0)  # the lane-assignment penalty lasts until a random time in this range
+
+
+def sample_game(cfg: EnvConfig, rng: np.random.Generator):
+    """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game."""
+    n = 2 * TEAM_SIZE[cfg.mode]
+    if cfg.randomized("lineup"):
+        lineup = tuple(HEROES[i].name for i in rng.choice(len(HEROES), size=n, replace=False))
+    else:
+        lineup = cfg.lineup or tuple(h.name for h in HEROES[:n])
+    kw = {}
+    if cfg.randomized("hero_state"):
+        kw["start_level"] = tuple(int(x) for x in rng.choice(len(START_LEVEL_PROBS), size=n, p=START_LEVEL_PROBS)
+                                  + 1)
+        kw["start_gold"] = tuple(float(x) for x in STARTING_GOLD + rng.uniform(*START_GOLD_RANGE, size=n))
+        hw = np.array([PERTURB_HALF_WIDTH[k] for k in PERTURB_NAMES])
+        kw["perturb"] = tuple(tuple(float(x) for x in rng.uniform(-hw, hw)) for _ in range(n))
+    if cfg.randomized("item_builds"):
+        defs = [HEROES[[h.name for h in HEROES].index(name)] for name in lineup]
+        kw["item_builds"] = tuple(tuple(ITEMS[i].name for i in perturbed_item_build(d, rng)) for d in defs)
+        kw["skill_priority"] = tuple(perturbed_priority(d, rng) for d in defs)
+    setup = GameSetup(mode=cfg.mode, lineup=lineup, frameskip=cfg.frameskip, time_limit_s=float(cfg.time_limit_s),
+                      **kw)
+    lanes = np.ones((n, 3), np.int64)
+    lane_until = np.zeros(n, np.float64)
+    if cfg.randomized("lane_assignments") and cfg.mode == "5v5":
+        for h in range(n):
+            mask = 0
+            while mask == 0:
+                mask = int(rng.integers(1, 8))
+            lanes[h] = [(mask >> k) & 1 for k in range(3)]
+        lane_until = rng.uniform(*LANE_ASSIGN_UNTIL_RANGE_S, size=n)
+    return setup, lanes, lane_until

@@ -1,0 +1,199 @@
+"""Raw shaped reward signals per hero (seeds/003 app. G, Table 6), their weights, and the post-processing the training
+side applies (zero sum, team spirit, time decay).
+
+The environment returns the weighted sum of the raw signals per hero and the per-signal breakdown in ``infos``. It
+does NOT apply zero sum, team spirit or time decay: ``postprocess_rewards`` is the one pure function for that, so that
+the training side can anneal team spirit.
+
+Building signals (towers, shrines, barracks) are earned by the team that damages the building: 2/3 of the weight
+linearly as it loses health and 1/3 on death (Table 6, footnote *). "Ancient HP change" is earned linearly as the
+enemy ancient loses health. Courier death and Aegis have no counterpart in this game.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from app.game.constants import LANE_WIDTH, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_SHRINE, UT_TOWER
+
+SIGNALS = ("win", "hero_death", "xp", "gold_gained", "gold_spent", "health", "mana", "killed_hero", "last_hit",
+           "deny", "ancient_hp", "megas", "tower_t1", "tower_t2", "tower_t3", "tower_t4", "shrine", "barracks",
+           "lane_assign")
+SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNALS)}
+N_SIGNALS = len(SIGNALS)
+
+# Table 6 of the 2019 paper (seeds/003 app. G). Building weights are the total value of a building.
+WEIGHTS_FIVE_2019 = {
+    "win": 5.0, "hero_death": -1.0, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0006, "health": 2.0,
+    "mana": 0.75, "killed_hero": -0.6, "last_hit": -0.16, "deny": 0.15, "ancient_hp": 5.0, "megas": 4.0,
+    "tower_t1": 2.25, "tower_t2": 3.0, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6.0,
+    "lane_assign": -0.15,
+}
+# The 2018 reward note (seeds/000): building score weight * (1 + 2 * health fraction), i.e. a total of 3 * weight
+# (1/3 on death, 2/3 with health); the ancient's 2.5 death bonus is folded into "win" (2.5 + 2.5) and its health
+# part (5.0) into "ancient_hp"; no gold-spent reward; lane penalty -0.02.
+WEIGHTS_FIVE_2018 = {
+    "win": 5.0, "hero_death": -1.0, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0, "health": 2.0,
+    "mana": 0.75, "killed_hero": -0.6, "last_hit": 0.16, "deny": 0.2, "ancient_hp": 5.0, "megas": 4.0,
+    "tower_t1": 2.25, "tower_t2": 3.0, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6.0,
+    "lane_assign": -0.02,
+}
+REWARD_PRESETS = {"five_2019": WEIGHTS_FIVE_2019, "five_2018": WEIGHTS_FIVE_2018}
+DEFAULT_PRESET = "five_2019"
+
+# Post-processing defaults (seeds/003 app. G)
+TIME_DECAY_BASE = 0.6  # eq. 11: rewards other than win/loss are scaled by 0.6 ** (T / 10 min)
+TIME_DECAY_PERIOD_S = 600.0
+BUILDING_HEALTH_SHARE = 2.0 / 3.0  # Table 6 footnote *: 2/3 with health lost, 1/3 on death
+
+
+def reward_weights(preset: str = DEFAULT_PRESET, overrides: dict | None = None) -> np.ndarray:
+    """Weight vector in SIGNALS order; errors name the bad key and the allowed values."""
+    if preset not in REWARD_PRESETS:
+        raise ValueError(f"reward preset {preset!r} unknown; allowed: {sorted(REWARD_PRESETS)}")
+    w = dict(REWARD_PRESETS[preset])
+    for k, v in (overrides or {}).items():
+        if k not in SIGNAL_INDEX:
+            raise ValueError(f"reward weight {k!r} unknown; allowed: {list(SIGNALS)}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"reward weight {k!r} must be a number, got {v!r}")
+        w[k] = float(v)
+    return np.array([w[s] for s in SIGNALS], np.float64)
+
+
+def health_curve(x):
+    """Table 6 footnote: health fraction x is worth (x + 1 - (1 - x)^4) / 2: 0 dead, 1 full, steepest near death."""
+    x = np.clip(x, 0.0, 1.0)
+    return (x + 1.0 - (1.0 - x) ** 4) / 2.0
+
+
+def postprocess_rewards(rewards, win_rewards, team_of, team_spirit: float, game_time_s: float, zero_sum=True,
+                        time_decay_base=TIME_DECAY_BASE, time_decay_period_s=TIME_DECAY_PERIOD_S) -> np.ndarray:
+    """The training-side reward of every hero for one step (seeds/003 app. G):
+
+    1. time decay: every reward but win/loss is scaled by ``time_decay_base ** (T / time_decay_period_s)`` (eq. 11);
+    2. team spirit: ``r_i = (1 - tau) * r_i + tau * mean(r over i's team)`` (eq. 12);
+    3. zero sum: ``r_i -= mean(r over the enemy team)``.
+
+    `rewards` excludes the win signal, `win_rewards` is the weighted win signal, `team_of` the team (0/1) of each
+    hero. Team spirit and zero sum commute, so the order of 2 and 3 does not matter.
+    """
+    if not 0.0 <= team_spirit <= 1.0:
+        raise ValueError(f"team_spirit must be in [0, 1], got {team_spirit}")
+    rewards = np.asarray(rewards, np.float64)
+    team_of = np.asarray(team_of)
+    r = rewards * time_decay_base ** (game_time_s / time_decay_period_s) + np.asarray(win_rewards, np.float64)
+    team_mean = np.zeros(2)
+    for t in (0, 1):
+        team_mean[t] = r[team_of == t].mean() if np.any(team_of == t) else 0.0
+    r = (1.0 - team_spirit) * r + team_spirit * team_mean[team_of]
+    if zero_sum:
+        r = r - team_mean[1 - team_of]
+    return r
+
+
+def _segment_distance(px, py, segs):
+    """Distance from points (n,) to the nearest of segments (m, 4) -> (n,)."""
+    ax, ay, bx, by = segs[:, 0], segs[:, 1], segs[:, 2], segs[:, 3]
+    dx, dy = bx - ax, by - ay
+    t = ((px[:, None] - ax) * dx + (py[:, None] - ay) * dy) / (dx * dx + dy * dy)
+    t = np.clip(t, 0.0, 1.0)
+    cx, cy = ax + t * dx, ay + t * dy
+    return np.sqrt((px[:, None] - cx) ** 2 + (py[:, None] - cy) ** 2).min(axis=1)
+
+
+class RewardTracker:
+    """Turns consecutive engine states into the raw per-hero signals of SIGNALS (quantities, before weights)."""
+
+    def __init__(self, game, lanes: np.ndarray, lane_until: np.ndarray):
+        from app.game.state import I_TIER, I_TYPE
+        self.game = game
+        self.lanes = lanes
+        self.lane_until = lane_until
+        s = game.s
+        self.n = game.n_heroes
+        self.team_of = np.array([0] * game.team_size + [1] * game.team_size)
+        self.hero_units = s.hi[:, 0].copy()
+        rows = np.array(game.building_rows)
+        types, tiers = s.ui[rows, I_TYPE], s.ui[rows, I_TIER]
+        self.building_rows = rows
+        self.building_signal = np.full(len(rows), -1)
+        for i, (typ, tier) in enumerate(zip(types, tiers)):
+            if typ == UT_TOWER:
+                self.building_signal[i] = SIGNAL_INDEX[f"tower_t{tier}"]
+            elif typ == UT_SHRINE:
+                self.building_signal[i] = SIGNAL_INDEX["shrine"]
+            elif typ in (UT_BARRACKS_MELEE, UT_BARRACKS_RANGED):
+                self.building_signal[i] = SIGNAL_INDEX["barracks"]
+        self.ancients = game.ancient_idx.copy()
+        self.lane_segments = []
+        for lane in range(3):
+            pts = np.array(game.map.lanes[0][lane])
+            self.lane_segments.append(np.concatenate([pts[:-1], pts[1:]], axis=1))
+        self.prev = self._snapshot()
+
+    def _snapshot(self) -> dict:
+        from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN,
+                                    H_KILLS, H_LH, I_ALIVE, I_TEAM)
+        s = self.game.s
+        u = self.hero_units
+        b = self.building_rows
+        rax = self.game.rax[self.game.rax >= 0]
+        return {
+            "xp": s.hf[:, G_XP].copy(), "earned": s.hf[:, G_EARNED].copy(), "spent": s.hf[:, G_SPENT].copy(),
+            "health": health_curve(s.uf[u, F_HP] / s.uf[u, F_MAXHP]) * s.ui[u, I_ALIVE],
+            "mana": np.where(s.uf[u, F_MAXMANA] > 0, s.uf[u, F_MANA] / np.maximum(s.uf[u, F_MAXMANA], 1e-9), 0.0),
+            "alive": s.ui[u, I_ALIVE].copy(),
+            "kills": s.hi[:, H_KILLS].copy(), "lh": s.hi[:, H_LH].copy(), "dn": s.hi[:, H_DN].copy(),
+            "deaths": s.hi[:, H_DEATHS].copy(),
+            "bhp": s.uf[b, F_HP] / s.uf[b, F_MAXHP], "balive": s.ui[b, I_ALIVE].copy(),
+            "ancient_hp": s.uf[self.ancients, F_HP] / s.uf[self.ancients, F_MAXHP],
+            "rax_alive": [int(s.ui[rax[s.ui[rax, I_TEAM] == t], I_ALIVE].sum()) for t in (0, 1)],
+            "rax_total": [int((s.ui[rax, I_TEAM] == t).sum()) for t in (0, 1)],
+        }
+
+    def step(self, dt: float) -> np.ndarray:
+        """Raw signal quantities of the last step, (n_heroes, N_SIGNALS)."""
+        from app.game.state import F_X, F_Y, I_TEAM
+        g, s = self.game, self.game.s
+        cur = self._snapshot()
+        p = self.prev
+        sig = np.zeros((self.n, N_SIGNALS))
+        sig[:, SIGNAL_INDEX["xp"]] = cur["xp"] - p["xp"]
+        sig[:, SIGNAL_INDEX["gold_gained"]] = cur["earned"] - p["earned"]
+        sig[:, SIGNAL_INDEX["gold_spent"]] = cur["spent"] - p["spent"]
+        # health and mana changes are not counted across a respawn (a respawn is not a heal)
+        same_life = (cur["alive"] == p["alive"]) | (cur["alive"] == 0)
+        sig[:, SIGNAL_INDEX["health"]] = np.where(same_life, cur["health"] - p["health"], 0.0)
+        sig[:, SIGNAL_INDEX["mana"]] = np.where(cur["alive"] == 1, np.where(same_life, cur["mana"] - p["mana"], 0),
+                                                0.0)
+        sig[:, SIGNAL_INDEX["hero_death"]] = cur["deaths"] - p["deaths"]
+        sig[:, SIGNAL_INDEX["killed_hero"]] = cur["kills"] - p["kills"]
+        sig[:, SIGNAL_INDEX["last_hit"]] = cur["lh"] - p["lh"]
+        sig[:, SIGNAL_INDEX["deny"]] = cur["dn"] - p["dn"]
+        # team signals: buildings damaged and destroyed go to the other team's heroes
+        b_team = s.ui[self.building_rows, I_TEAM]
+        lost = np.clip(p["bhp"] - cur["bhp"], 0.0, None) * BUILDING_HEALTH_SHARE
+        died = (p["balive"] == 1) & (cur["balive"] == 0)
+        val = lost + died * (1.0 - BUILDING_HEALTH_SHARE)
+        for i in np.nonzero((val > 0) & (self.building_signal >= 0))[0]:
+            sig[self.team_of != b_team[i], self.building_signal[i]] += val[i]
+        anc_lost = np.clip(p["ancient_hp"] - cur["ancient_hp"], 0.0, None)
+        for t in (0, 1):
+            sig[self.team_of != t, SIGNAL_INDEX["ancient_hp"]] += anc_lost[t]
+            if cur["rax_total"][t] > 0 and p["rax_alive"][t] > 0 and cur["rax_alive"][t] == 0:
+                sig[self.team_of != t, SIGNAL_INDEX["megas"]] += 1.0
+        if g.winner >= 0:
+            sig[self.team_of == g.winner, SIGNAL_INDEX["win"]] = 1.0
+            sig[self.team_of != g.winner, SIGNAL_INDEX["win"]] = -1.0
+        # lane assignment: seconds spent outside every assigned lane while the assignment holds (app. O.2)
+        active = (self.lane_until > g.time) & (cur["alive"] == 1) & (self.lanes.sum(axis=1) < 3)
+        if active.any():
+            u = self.hero_units
+            px, py = s.uf[u, F_X], s.uf[u, F_Y]
+            inside = np.zeros(self.n, bool)
+            for lane in range(3):  # lane paths are physical: the same for both teams
+                d = _segment_distance(px, py, self.lane_segments[lane])
+                inside |= (d <= LANE_WIDTH) & (self.lanes[:, lane] == 1)
+            sig[:, SIGNAL_INDEX["lane_assign"]] = np.where(active & ~inside, dt, 0.0)
+        self.prev = cur
+        return sig

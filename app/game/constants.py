@@ -63,17 +63,17 @@ CREEP_WAYPOINT_REACHED = 150.0
 # ---- buildings -------------------------------------------------------------------------------------------------------
 # columns: hp, armor, damage, attack range, attack interval, team gold on death, vision
 TOWER_STATS = np.array([
-    [1800.0, 12.0, 100.0, 700.0, 1.0, 100.0, 1800.0],  # T1
-    [2000.0, 14.0, 120.0, 700.0, 0.95, 120.0, 1800.0],  # T2
-    [2500.0, 16.0, 140.0, 700.0, 0.95, 140.0, 1800.0],  # T3
-    [2600.0, 18.0, 140.0, 700.0, 0.95, 160.0, 1800.0],  # T4
+    [1300.0, 8.0, 100.0, 700.0, 1.0, 100.0, 1800.0],  # T1
+    [1600.0, 10.0, 110.0, 700.0, 1.0, 120.0, 1800.0],  # T2
+    [1900.0, 12.0, 120.0, 700.0, 1.0, 140.0, 1800.0],  # T3
+    [2100.0, 14.0, 120.0, 700.0, 1.0, 160.0, 1800.0],  # T4
 ])
 BARRACKS_MELEE_STATS = (2200.0, 15.0, 0.0, 0.0, 1.0, 150.0, 900.0)
 BARRACKS_RANGED_STATS = (1300.0, 9.0, 0.0, 0.0, 1.0, 100.0, 900.0)
-ANCIENT_STATS = (4500.0, 13.0, 0.0, 0.0, 1.0, 0.0, 900.0)  # 5v5: the ancient does not attack
-CRYSTAL_STATS = (4500.0, 13.0, 180.0, 750.0, 1.0, 0.0, 1200.0)  # 1v1 base crystal attacks (seeds/004 app. B)
+ANCIENT_STATS = (3500.0, 13.0, 0.0, 0.0, 1.0, 0.0, 900.0)  # 5v5: the ancient does not attack
+CRYSTAL_STATS = (3500.0, 13.0, 180.0, 750.0, 1.0, 0.0, 1200.0)  # 1v1 base crystal attacks (seeds/004 app. B)
 SHRINE_STATS = (1500.0, 10.0, 0.0, 0.0, 1.0, 100.0, 900.0)
-FOUNTAIN_STATS = (10000.0, 100.0, 400.0, 1200.0, 0.4, 0.0, 1200.0)  # invulnerable; punishes fountain dives
+FOUNTAIN_STATS = (10000.0, 100.0, 400.0, 500.0, 0.4, 0.0, 1200.0)  # invulnerable; punishes fountain dives
 FOUNTAIN_HEAL_RADIUS = 1000.0
 FOUNTAIN_HEAL_FRAC = 0.06  # of max hp and max mana per second
 SHRINE_RADIUS = 500.0
@@ -101,4 +101,4 @@ BUYBACK_COOLDOWN_S = 480.0
 DENY_HP_FRAC = 0.5  # an allied creep below half health can be denied
 
 # ---- game end --------------------------------------------------------------------------------------------------------
-DEFAULT_TIME_LIMIT_S = {"5v5": 1800.0, "1v1": 900.0}
+DEFAULT_TIME_LIMIT_S = {"5v5": 1800.0, "1v1": 1200.0}

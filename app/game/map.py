@@ -15,10 +15,11 @@ from app.game.constants import (DIRE, GRID_CELL, GRID_N, LANE_BOT, LANE_MID, LAN
 
 MAX_WAYPOINTS = 8
 # Radiant-side lane paths, from the Radiant base to the Dire base
+# (each ends at the enemy ancient, so that a wave that breaks through keeps attacking the base)
 _LANE_PATHS = {
-    LANE_TOP: [(1000, 1600), (800, 4000), (900, 7100), (4000, 7200), (6400, 7000)],
-    LANE_MID: [(1500, 1500), (4000, 4000), (6500, 6500)],
-    LANE_BOT: [(1600, 1000), (4000, 800), (7100, 900), (7200, 4000), (7000, 6400)],
+    LANE_TOP: [(1000, 1600), (800, 4000), (900, 7100), (4000, 7200), (6400, 7000), (7000, 7000)],
+    LANE_MID: [(1500, 1500), (4000, 4000), (6500, 6500), (7000, 7000)],
+    LANE_BOT: [(1600, 1000), (4000, 800), (7100, 900), (7200, 4000), (7000, 6400), (7000, 7000)],
 }
 # tower positions as a fraction of the lane's length from the owner's end (T1, T2, T3)
 TOWER_LANE_FRACTION = {1: 0.42, 2: 0.27, 3: 0.11}
@@ -126,10 +127,10 @@ def build_map(mode: str) -> MapLayout:
             path = lanes[team][lane]
             tiers = (1, 2) if mode == "1v1" else (1, 2, 3)
             for tier in tiers:
-                (x, y), _ = _point_along(path, TOWER_LANE_FRACTION[tier])
+                (x, y), _ = _point_along(path[:-1], TOWER_LANE_FRACTION[tier])
                 buildings.append(Building(UT_TOWER, team, lane, tier, x, y))
             if mode == "5v5":
-                (x, y), (dx, dy) = _point_along(path, BARRACKS_LANE_FRACTION)
+                (x, y), (dx, dy) = _point_along(path[:-1], BARRACKS_LANE_FRACTION)
                 nx, ny = -dy * BARRACKS_SIDE_OFFSET, dx * BARRACKS_SIDE_OFFSET
                 buildings.append(Building(UT_BARRACKS_MELEE, team, lane, 0, x + nx, y + ny))
                 buildings.append(Building(UT_BARRACKS_RANGED, team, lane, 0, x - nx, y - ny))

@@ -1,0 +1,38 @@
+"""Agents by name, and the loop that plays one game between two of them through MobaEnv.
+
+An agent controls one team: ``reset(agent_ids)`` before a game, ``act(observations) -> actions`` each step, where
+both dicts are keyed by the team's agent ids.
+"""
+from __future__ import annotations
+
+from policies.scripted import RandomAgent, ScriptedAgent
+
+AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent}
+
+
+def make_agent(name: str, seed: int = 0):
+    try:
+        return AGENTS[name](seed=seed)
+    except KeyError:
+        raise ValueError(f"agent {name!r} unknown; allowed: {sorted(AGENTS)}") from None
+
+
+def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:
+    """Plays one game of `env` (a MobaEnv) between two agents; returns the game's summary. `on_step(env)` is called
+    after reset and after every step (progress, replays)."""
+    obs, _ = env.reset(seed=seed)
+    teams = {"radiant": radiant, "dire": dire}
+    ids = {t: [a for a in env.possible_agents if a.startswith(t)] for t in teams}
+    for t, agent in teams.items():
+        agent.reset(ids[t])
+    if on_step:
+        on_step(env)
+    while True:
+        actions = {}
+        for t, agent in teams.items():
+            actions.update(agent.act({a: obs[a] for a in ids[t]}))
+        obs, _, term, trunc, _ = env.step(actions)
+        if on_step:
+            on_step(env)
+        if term["__all__"] or trunc["__all__"]:
+            return env.game.summary()

@@ -1,0 +1,410 @@
+"""Agents that need no training: a scripted bot and a random agent. Both play through the same observations and
+actions as the learner (app/env), one team at a time.
+
+The scripted bot lanes (2-1-2 in 5v5, mid in 1v1, inside its lane assignment when it has one), last-hits and denies,
+casts its abilities on enemy heroes and on creep waves, heals and retreats at low health (salve, shrine, town portal,
+fountain), pushes with its creep waves and attacks buildings only while its creeps tank the tower, and falls back
+to defend when the enemy wave pushes. It knows the static game data a human player knows (the map's lanes, hero
+and item definitions), never the hidden state.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS,
+                             OFFSET_STEP_CASTER, OFFSET_STEP_WARD)
+from app.env.observation import UNIT_FEATURES, HERO_FEATURES
+from app.game.abilities import (AREA_CIRCLE_SELF, EFFECT_BLINK, EFFECT_DAMAGE, EFFECT_DAMAGE_BUFF, EFFECT_DOT,
+                                EFFECT_HEAL, EFFECT_REGEN, EFFECT_SHIELD, EFFECT_SLOW, EFFECT_STUN, TT_NO_TARGET,
+                                TT_POINT, TT_UNIT, TT_UNIT_OFFSET, UK_ALLY, UK_ATTACK, UK_ENEMY, UK_TELEPORT)
+from app.game.constants import (LANE_BOT, LANE_MID, LANE_TOP, UT_ANCIENT,
+                                UT_CREEP_MELEE, UT_CREEP_RANGED, UT_FOUNTAIN, UT_HERO, UT_TOWER)
+from app.game.heroes import HEROES
+from app.game.items import ITEM_ACTIONS
+from app.game.kernels import armor_multiplier
+from app.game.map import FOUNTAIN_POS, lane_path, mirror
+
+UF = {name: i for i, (name, _, _) in enumerate(UNIT_FEATURES)}
+HF = {name: i for i, (name, _, _) in enumerate(HERO_FEATURES)}
+ITEM_ACTION = {name: A_ITEM0 + k for k, name in enumerate(ITEM_ACTIONS)}
+
+# ---- the bot's behaviour numbers ----------------------------------------------------------------------------------------
+RETREAT_HP = 0.3  # go home below this health fraction ...
+RETURN_HP = 0.85  # ... and come back above this one
+SALVE_HP = 0.55
+FIGHT_RANGE = 900.0  # engage enemy heroes this close
+TOWER_DANGER = 780.0  # distance from an enemy tower that is unsafe without creeps tanking it
+TANK_RADIUS = 750.0  # allied creeps within this distance of an enemy building tank it ...
+TANK_MIN_CREEPS = 1  # ... when there are at least this many
+FOLLOW_BEHIND = 200.0  # stand this far behind the front allied creep
+LANE_NEAR = 900.0  # a unit within this distance of the lane path belongs to the lane
+TP_MIN_DISTANCE = 3500.0  # teleport to the lane when it is farther than this
+AREA_MIN_CREEPS = 3  # cast area spells on a wave of at least this many enemy creeps
+OFFENSIVE = (EFFECT_DAMAGE, EFFECT_STUN, EFFECT_SLOW, EFFECT_DOT)
+DEFENSIVE = (EFFECT_HEAL, EFFECT_SHIELD, EFFECT_REGEN)
+LANES_5V5 = (LANE_BOT, LANE_BOT, LANE_MID, LANE_TOP, LANE_TOP)  # Radiant's safe lane is the bottom one
+
+
+def _noop(p=A_NOOP):
+    return {"primary": p, "delay": 0, "target_unit": 0, "offset_x": N_OFFSETS // 2, "offset_y": N_OFFSETS // 2}
+
+
+def _offset(dx, dy, step):
+    c = N_OFFSETS // 2
+    return (int(np.clip(round(dx / step), -c, c)) + c, int(np.clip(round(dy / step), -c, c)) + c)
+
+
+class LanePath:
+    """A lane as its creeps walk it, with arc-length projection of points."""
+
+    def __init__(self, team: int, lane: int):
+        self.pts = np.array(lane_path(team, lane), np.float64)
+        seg = self.pts[1:] - self.pts[:-1]
+        self.len = np.linalg.norm(seg, axis=1)
+        self.cum = np.concatenate([[0.0], np.cumsum(self.len)])
+        self.dir = seg / self.len[:, None]
+
+    def project(self, x, y):
+        """(arc length of the nearest point, distance to the path) for arrays of points."""
+        x, y = np.atleast_1d(x).astype(float), np.atleast_1d(y).astype(float)
+        rel = np.stack([x, y], -1)[:, None, :] - self.pts[None, :-1, :]
+        t = np.clip((rel * self.dir[None]).sum(-1), 0.0, self.len[None])
+        near = self.pts[None, :-1, :] + t[..., None] * self.dir[None]
+        d = np.linalg.norm(np.stack([x, y], -1)[:, None, :] - near, axis=-1)
+        k = d.argmin(axis=1)
+        i = np.arange(len(x))
+        return self.cum[k] + t[i, k], d[i, k]
+
+    def point(self, s):
+        s = float(np.clip(s, 0.0, self.cum[-1]))
+        k = min(int(np.searchsorted(self.cum, s, side="right")) - 1, len(self.len) - 1)
+        return self.pts[k] + (s - self.cum[k]) * self.dir[k]
+
+
+class _HeroPlan:
+    """Static knowledge of one hero definition: what each ability is for."""
+
+    def __init__(self, hero_def: int):
+        self.hero = HEROES[hero_def]
+        self.kind = []
+        self.radius = []
+        for ab in self.hero.abilities:
+            kinds = {e.kind for e in ab.effects}
+            if ab.passive:
+                self.kind.append("passive")
+            elif EFFECT_BLINK in kinds:
+                self.kind.append("blink")
+            elif kinds & set(OFFENSIVE):
+                self.kind.append("offense")
+            elif kinds & set(DEFENSIVE):
+                self.kind.append("defense")
+            elif EFFECT_DAMAGE_BUFF in kinds:
+                self.kind.append("buff")
+            else:
+                self.kind.append("other")
+            self.radius.append(max([e.radius for e in ab.effects if e.area == AREA_CIRCLE_SELF], default=0.0))
+        self.cast_range = [ab.cast_range[0] for ab in self.hero.abilities]
+
+
+class ScriptedAgent:
+    """Controls one team. ``act`` takes the team's observations and returns the team's actions."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+        self._state = {}
+
+    def reset(self, agent_ids=None):
+        self._state = {}
+
+    # ---- per-hero memory -------------------------------------------------------------------------------------------
+    def _hero_state(self, aid, obs):
+        st = self._state.get(aid)
+        if st is None:
+            me = int(np.argmax(obs["me"]))
+            team = int(obs["global"][7])
+            n = len(obs["me"])
+            hero_def = int(obs["hero_id"][me]) - 1
+            assigned = np.nonzero(obs["private_lanes"][me, :3] > 0)[0]
+            lane = LANE_MID if n == 1 else LANES_5V5[me]
+            if len(assigned) < 3 and lane not in assigned:
+                lane = int(assigned[me % len(assigned)])
+            st = {"team": team, "me": me, "lane": lane, "path": LanePath(team, lane), "plan": _HeroPlan(hero_def),
+                  "retreat": False, "salve_t": -100.0, "clarity_t": -100.0}
+            self._state[aid] = st
+        return st
+
+    def act(self, observations: dict) -> dict:
+        return {aid: self._act_one(aid, obs) for aid, obs in observations.items()}
+
+    # ---- the decision ------------------------------------------------------------------------------------------------
+    def _act_one(self, aid, obs):
+        st = self._hero_state(aid, obs)
+        me = st["me"]
+        mask = obs["action_mask"]
+        hero = obs["heroes"][me]
+        t = float(obs["global"][0])
+        if hero[HF["alive"]] < 0.5:
+            st["retreat"] = False
+            if mask[A_BUYBACK] and obs["global"][5] <= 6:  # base in danger: buy back
+                return _noop(A_BUYBACK)
+            return _noop()
+        units, utype, valid = obs["units"], obs["unit_type"] - 1, obs["unit_valid"] > 0
+        myrow = int(np.argmax(units[:, UF["is_me"]] * valid))
+        mx, my = units[myrow, UF["x"]], units[myrow, UF["y"]]
+        hp = units[myrow, UF["health_fraction"]]
+        mana_frac = units[myrow, UF["mana_fraction"]]
+        enemy = valid & (units[:, UF["is_enemy"]] > 0) & (units[:, UF["visible_now"]] > 0)
+        ally = valid & (units[:, UF["is_ally"]] > 0)
+        dist = units[:, UF["distance_to_me"]]
+        creep = (utype == UT_CREEP_MELEE) | (utype == UT_CREEP_RANGED)
+        tower_like = (utype == UT_TOWER) | ((utype == UT_ANCIENT) & (units[:, UF["attack_damage"]] > 0))
+        enemy_heroes = np.nonzero(enemy & (utype == UT_HERO))[0]
+        fountain = FOUNTAIN_POS if st["team"] == 0 else mirror(FOUNTAIN_POS)
+        path = st["path"]
+
+        # --- survival ---
+        if hp < RETREAT_HP:
+            st["retreat"] = True
+        if st["retreat"] and hp > RETURN_HP:
+            st["retreat"] = False
+        if mask[A_SHRINE] and hp < 0.6:
+            return _noop(A_SHRINE)
+        salve = ITEM_ACTION["healing_salve"]
+        if mask[salve] and hp < SALVE_HP and t - st["salve_t"] > 8.0:
+            st["salve_t"] = t
+            return _noop(salve)
+        clarity = ITEM_ACTION["clarity"]
+        if mask[clarity] and mana_frac < 0.4 and t - st["clarity_t"] > 25.0:
+            st["clarity_t"] = t
+            return _noop(clarity)
+        danger_tower = [i for i in np.nonzero(enemy & tower_like)[0]
+                        if units[i, UF["is_targeting_me"]] > 0 and dist[i] < TOWER_DANGER + 100]
+        if st["retreat"] or danger_tower:
+            a = self._defend_self(obs, st, enemy_heroes, dist, mask)
+            if a is not None and not danger_tower:
+                return a
+            return self._move_to(mx, my, *self._retreat_point(path, mx, my, fountain), mask)
+
+        # --- teleport back to the lane ---
+        my_s, _ = path.project(mx, my)
+        front_s = self._front(path, units, ally & creep, fallback=self._safe_s(path, units, enemy, tower_like))
+        tp = ITEM_ACTION["town_portal_scroll"]
+        if mask[tp] and np.hypot(mx - fountain[0], my - fountain[1]) < 1200 and front_s[0] - my_s[0] > \
+                TP_MIN_DISTANCE:
+            a = self._teleport(obs, path, front_s[0])
+            if a is not None:
+                return a
+
+        # --- fight enemy heroes ---
+        if len(enemy_heroes):
+            j = enemy_heroes[np.argmin(units[enemy_heroes, UF["health_fraction"]] + dist[enemy_heroes] / 3000.0)]
+            near_enemy_tower = any(np.hypot(units[i, UF["x"]] - units[j, UF["x"]], units[i, UF["y"]] -
+                                            units[j, UF["y"]]) < TOWER_DANGER for i in np.nonzero(enemy & tower_like)[0])
+            their_hp = units[j, UF["health_fraction"]]
+            if dist[j] < FIGHT_RANGE and (hp > 0.5 or their_hp < hp) and (not near_enemy_tower or their_hp < 0.25):
+                a = self._cast_on(obs, st, j, dist, mask, enemy)
+                if a is not None:
+                    return a
+                if obs["unit_masks"][UK_ATTACK, j]:
+                    return self._attack(j)
+
+        # --- last hits, denies ---
+        dmg = units[myrow, UF["attack_damage"]]
+        lh = [i for i in np.nonzero(enemy & creep & (dist < 800))[0] if obs["unit_masks"][UK_ATTACK, i]
+              and units[i, UF["health"]] <= dmg * armor_multiplier(units[i, UF["armor"]]) * 1.05]
+        if lh:
+            return self._attack(min(lh, key=lambda i: dist[i]))
+        dn = [i for i in np.nonzero(ally & creep & (units[:, UF["deniable"]] > 0) & (dist < 700))[0]
+              if obs["unit_masks"][UK_ATTACK, i] and units[i, UF["health"]] <= dmg * 1.05]
+        if dn:
+            return self._attack(dn[0])
+
+        # --- area spells on a wave ---
+        a = self._farm_spell(obs, st, units, enemy & creep, dist, mask, mana_frac)
+        if a is not None:
+            return a
+
+        # --- push: buildings tanked by our creeps ---
+        targets = np.nonzero(enemy & ~creep & (utype != UT_HERO) & (units[:, UF["invulnerable"]] == 0)
+                             & (utype != UT_FOUNTAIN))[0]
+        for i in targets[np.argsort(dist[targets])]:
+            if obs["unit_masks"][UK_ATTACK, i] and (not tower_like[i] or self._tanked(units, ally & creep, i)):
+                return self._attack(i)
+
+        # --- farm the wave ---
+        wave = [i for i in np.nonzero(enemy & creep & (dist < 700))[0] if obs["unit_masks"][UK_ATTACK, i]
+                and not self._under_enemy_tower(units, enemy & tower_like, i, ally & creep)]
+        if wave:
+            return self._attack(min(wave, key=lambda i: units[i, UF["health"]]))
+
+        # --- walk to the lane's front, out of untanked tower range ---
+        goal_s = front_s[0] - FOLLOW_BEHIND
+        for i in np.nonzero(enemy & tower_like)[0]:
+            ts, td = path.project(units[i, UF["x"]], units[i, UF["y"]])
+            if td[0] < LANE_NEAR and not self._tanked(units, ally & creep, i):
+                goal_s = min(goal_s, ts[0] - TOWER_DANGER - 150.0)
+        gx, gy = path.point(goal_s)
+        ward = ITEM_ACTION["observer_ward"]
+        if mask[ward] and abs(my_s[0] - goal_s) < 300:
+            ox, oy = _offset(gx - mx + 300 * np.sign(path.dir[0, 0]), gy - my + 300 * np.sign(path.dir[0, 1]),
+                             OFFSET_STEP_WARD)
+            return {**_noop(ward), "offset_x": ox, "offset_y": oy}
+        return self._move_to(mx, my, gx, gy, mask)
+
+    # ---- helpers -----------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _attack(row):
+        return {**_noop(A_ATTACK), "target_unit": int(row)}
+
+    @staticmethod
+    def _move_to(mx, my, gx, gy, mask):
+        if not mask[A_MOVE]:
+            return _noop()
+        d = math.hypot(gx - mx, gy - my)
+        if d < 40:
+            return _noop()
+        reach = 4 * OFFSET_STEP_CASTER
+        if d > reach:  # keep the direction exact: scale the step onto the offset grid's border
+            gx, gy = mx + (gx - mx) / d * reach, my + (gy - my) / d * reach
+        ox, oy = _offset(gx - mx, gy - my, OFFSET_STEP_CASTER)
+        return {**_noop(A_MOVE), "offset_x": ox, "offset_y": oy}
+
+    @staticmethod
+    def _front(path, units, mine, fallback):
+        """Arc length of the lane's front: the allied creep of this lane farthest along it."""
+        rows = np.nonzero(mine)[0]
+        if len(rows):
+            s, d = path.project(units[rows, UF["x"]], units[rows, UF["y"]])
+            s = s[d < LANE_NEAR]
+            if len(s):
+                return np.array([s.max()])
+        return np.array([fallback])
+
+    @staticmethod
+    def _safe_s(path, units, enemy, tower_like):
+        """Without creeps: wait just outside the nearest enemy tower's range, or at the lane's middle."""
+        rows = np.nonzero(enemy & tower_like)[0]
+        best = path.cum[-1] * 0.5
+        if len(rows):
+            s, d = path.project(units[rows, UF["x"]], units[rows, UF["y"]])
+            s = s[d < LANE_NEAR]
+            if len(s):
+                best = min(best, s.min() - TOWER_DANGER - 200.0)
+        return best
+
+    @staticmethod
+    def _retreat_point(path, mx, my, fountain):
+        s, d = path.project(mx, my)
+        if d[0] > LANE_NEAR or s[0] < 1500:
+            return fountain
+        return tuple(path.point(s[0] - 800.0))
+
+    @staticmethod
+    def _tanked(units, my_creeps, i):
+        rows = np.nonzero(my_creeps)[0]
+        if not len(rows):
+            return False
+        d = np.hypot(units[rows, UF["x"]] - units[i, UF["x"]], units[rows, UF["y"]] - units[i, UF["y"]])
+        return int((d < TANK_RADIUS).sum()) >= TANK_MIN_CREEPS
+
+    def _under_enemy_tower(self, units, enemy_towers, i, my_creeps):
+        for tw in np.nonzero(enemy_towers)[0]:
+            if np.hypot(units[tw, UF["x"]] - units[i, UF["x"]], units[tw, UF["y"]] - units[i, UF["y"]]) < \
+                    TOWER_DANGER and not self._tanked(units, my_creeps, tw):
+                return True
+        return False
+
+    def _teleport(self, obs, path, front_s):
+        rows = np.nonzero(obs["unit_masks"][UK_TELEPORT])[0]
+        rows = [r for r in rows if obs["unit_type"][r] - 1 == UT_TOWER]
+        if not rows:
+            return None
+        s, d = path.project(obs["units"][rows, UF["x"]], obs["units"][rows, UF["y"]])
+        ok = [(si, r) for si, di, r in zip(s, d, rows) if di < LANE_NEAR and si <= front_s + 300]
+        if not ok:
+            return None
+        _, r = max(ok)
+        return {**_noop(ITEM_ACTION["town_portal_scroll"]), "target_unit": int(r)}
+
+    def _cast_on(self, obs, st, j, dist, mask, enemy):
+        plan = st["plan"]
+        units = obs["units"]
+        for k in range(4):
+            p = A_ABILITY0 + k
+            if not mask[p] or plan.kind[k] not in ("offense", "buff"):
+                continue
+            tt = obs["action_target_type"][p]
+            if plan.kind[k] == "buff":
+                return _noop(p) if tt == TT_NO_TARGET else None
+            if tt == TT_UNIT or tt == TT_UNIT_OFFSET:
+                if obs["unit_masks"][UK_ENEMY, j]:
+                    return {**_noop(p), "target_unit": int(j)}
+            elif tt == TT_POINT:
+                if dist[j] <= plan.cast_range[k] + 100:
+                    ox, oy = _offset(units[j, UF["dx_to_me"]], units[j, UF["dy_to_me"]], OFFSET_STEP_CASTER)
+                    return {**_noop(p), "offset_x": ox, "offset_y": oy}
+            elif tt == TT_NO_TARGET:
+                if dist[j] <= max(plan.radius[k], 250.0):
+                    return _noop(p)
+        dagon = ITEM_ACTION["dagon"]
+        if mask[dagon] and obs["unit_masks"][UK_ENEMY, j]:
+            return {**_noop(dagon), "target_unit": int(j)}
+        return None
+
+    def _defend_self(self, obs, st, enemy_heroes, dist, mask):
+        plan = st["plan"]
+        me_row = int(np.argmax(obs["units"][:, UF["is_me"]] * obs["unit_valid"]))
+        for k in range(4):
+            p = A_ABILITY0 + k
+            if not mask[p]:
+                continue
+            tt = obs["action_target_type"][p]
+            if plan.kind[k] == "defense":
+                if tt == TT_UNIT and obs["unit_masks"][UK_ALLY, me_row]:
+                    return {**_noop(p), "target_unit": me_row}
+                if tt == TT_NO_TARGET:
+                    return _noop(p)
+        return None
+
+    def _farm_spell(self, obs, st, units, enemy_creeps, dist, mask, mana_frac):
+        if mana_frac < 0.6:
+            return None
+        rows = np.nonzero(enemy_creeps & (dist < 700))[0]
+        if len(rows) < AREA_MIN_CREEPS:
+            return None
+        cx, cy = units[rows, UF["dx_to_me"]].mean(), units[rows, UF["dy_to_me"]].mean()
+        plan = st["plan"]
+        for k in range(3):
+            p = A_ABILITY0 + k
+            if not mask[p] or plan.kind[k] != "offense":
+                continue
+            tt = obs["action_target_type"][p]
+            if tt == TT_POINT:
+                ox, oy = _offset(cx, cy, OFFSET_STEP_CASTER)
+                return {**_noop(p), "offset_x": ox, "offset_y": oy}
+            if tt == TT_NO_TARGET and plan.radius[k] >= 250 and math.hypot(cx, cy) < plan.radius[k]:
+                return _noop(p)
+        return None
+
+
+class RandomAgent:
+    """Uniformly random legal actions: a legal primary action, a unit from that action's unit mask, random delay and
+    offsets. The TrueSkill anchor (mu = 0) and the floor every learner must clear."""
+
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, agent_ids=None):
+        pass
+
+    def act(self, observations: dict) -> dict:
+        out = {}
+        for aid, obs in observations.items():
+            p = int(self.rng.choice(np.nonzero(obs["action_mask"])[0]))
+            units = np.nonzero(obs["unit_masks"][obs["action_unit_kind"][p]])[0]
+            unit = int(self.rng.choice(units)) if len(units) else 0
+            out[aid] = {"primary": p, "delay": int(self.rng.integers(4)), "target_unit": unit,
+                        "offset_x": int(self.rng.integers(N_OFFSETS)), "offset_y": int(self.rng.integers(N_OFFSETS))}
+        return out

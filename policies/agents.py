@@ -7,7 +7,21 @@ from __future__ import annotations
 
 from policies.scripted import RandomAgent, ScriptedAgent
 
-AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent}
+
+class NoopAgent:
+    """Every hero does nothing."""
+
+    def __init__(self, seed: int = 0):
+        pass
+
+    def reset(self, agent_ids=None):
+        pass
+
+    def act(self, observations: dict) -> dict:
+        return {a: {"primary": 0, "delay": 0, "target_unit": 0, "offset_x": 4, "offset_y": 4} for a in observations}
+
+
+AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent, "noop": NoopAgent}
 
 
 def make_agent(name: str, seed: int = 0):
@@ -30,7 +44,11 @@ def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:
     while True:
         actions = {}
         for t, agent in teams.items():
-            actions.update(agent.act({a: obs[a] for a in ids[t]}))
+            acts = agent.act({a: obs[a] for a in ids[t]})
+            stray = sorted(set(acts) - set(ids[t]))
+            if stray:
+                raise ValueError(f"the {t} agent returned actions for agents not on its team: {stray}")
+            actions.update(acts)
         obs, _, term, trunc, _ = env.step(actions)
         if on_step:
             on_step(env)

@@ -3,10 +3,9 @@
     python scripts/play.py --mode 5v5 --radiant scripted --dire random --seed 0 \\
         [--replay FILE] [--time-limit S] [--eval | --train] [--json]
 
-Agents: "noop" (built in: every hero does nothing), and every name that ``policies.agents.make_agent(name, seed)``
-knows ("scripted", "random", ...), imported only when such an agent is asked for. An agent is an object with
-``reset(agent_ids)`` (or ``reset(env, agent_ids)``) and ``act(observations) -> {agent_id: action}``; each team's agent is given only its own
-team's agent ids and observations. Radiant's agent is made with ``--seed``, Dire's with ``--seed + 1``.
+Agents: every name ``policies.agents.make_agent(name, seed)`` knows ("scripted", "random", "noop"). Each team's
+agent is given only its own team's agent ids and observations. Radiant's agent is made with ``--seed``, Dire's with
+``--seed + 1``.
 
 ``--eval`` (the default) sets the env config ``evaluation: True`` (every randomization off, the default lineup);
 ``--train`` plays with the training randomizations. ``--time-limit`` is in game seconds (0 = the mode's default).
@@ -31,49 +30,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 
-BUILTIN_AGENTS = ("noop",)
 PROGRESS_EVERY_S = 60.0
-
-
-class NoopAgent:
-    """Every hero does nothing (primary action 0; the other parameters are ignored)."""
-
-    def __init__(self, seed: int | None = None):
-        self.agent_ids: list[str] = []
-
-    def reset(self, agent_ids=None):
-        self.agent_ids = list(agent_ids or [])
-
-    def act(self, observations: dict) -> dict:
-        return {a: {"primary": 0, "delay": 0, "target_unit": 0, "offset_x": 4, "offset_y": 4} for a in observations}
-
-
-def make_agent(name: str, seed: int):
-    """A built-in agent, or one from ``policies.agents.make_agent`` (imported lazily)."""
-    if name == "noop":
-        return NoopAgent(seed)
-    try:
-        from policies.agents import make_agent as policies_make_agent
-    except ImportError as e:
-        raise SystemExit(f"play.py: agent {name!r} needs policies.agents.make_agent, which could not be imported "
-                         f"({e}); built-in agents: {list(BUILTIN_AGENTS)}")
-    try:
-        return policies_make_agent(name, seed)
-    except ValueError as e:  # unknown name
-        raise SystemExit(f"play.py: {e}; built-in agents: {list(BUILTIN_AGENTS)}")
-
-
-def reset_agent(agent, env, agent_ids):
-    """Calls ``agent.reset(agent_ids)`` (the policies.agents protocol), or ``agent.reset(env, agent_ids)`` for an
-    agent whose reset takes the env first."""
-    import inspect
-    try:
-        params = list(inspect.signature(agent.reset).parameters)
-    except (TypeError, ValueError):
-        params = []
-    if params and params[0] == "env":
-        return agent.reset(env, list(agent_ids))
-    return agent.reset(list(agent_ids))
 
 
 def fmt_time(seconds: float) -> str:
@@ -121,61 +78,49 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
          replay_path: str | None = None, progress: bool = True) -> dict:
     from app.env.moba_env import MobaEnv
     from app.game.constants import MAP_SIZE, TEAM_NAMES, UNIT_TYPE_NAMES
+    from policies.agents import make_agent, play_game
 
     env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s)})
-    agents = {"radiant": make_agent(radiant, seed), "dire": make_agent(dire, seed + 1)}
-    ids = {team: [a for a in env.possible_agents if a.startswith(team + "_")] for team in TEAM_NAMES}
-    obs, _ = env.reset(seed=seed)
-    game = env.game
-    for team in TEAM_NAMES:
-        reset_agent(agents[team], env, ids[team])
-
-    replay = open(replay_path, "w") if replay_path else None
     try:
+        agents = {"radiant": make_agent(radiant, seed), "dire": make_agent(dire, seed + 1)}
+    except ValueError as e:
+        raise SystemExit(f"play.py: {e}")
+    replay = open(replay_path, "w") if replay_path else None
+    clock = {"last_second": -1, "next_progress": PROGRESS_EVERY_S, "steps": -1}
+
+    def on_step(env):
+        game = env.game
+        clock["steps"] += 1
+        done = game.terminated or game.truncated
         if replay:
-            header = {"mode": mode, "lineup": list(game.setup.lineup), "unit_types": list(UNIT_TYPE_NAMES),
-                      "teams": list(TEAM_NAMES), "map_size": MAP_SIZE, "frameskip": game.frameskip, "seed": seed,
-                      "agents": {"radiant": radiant, "dire": dire}}
-            replay.write(json.dumps(header) + "\n")
-            replay.write(json.dumps(game.replay_record()) + "\n")
-        last_second = 0
-        next_progress = PROGRESS_EVERY_S
-        steps = 0
-        t0 = time.perf_counter()
-        done = False
-        while not done:
-            actions = {}
-            for team in TEAM_NAMES:
-                team_obs = {a: obs[a] for a in ids[team]}
-                acts = agents[team].act(team_obs)
-                stray = [a for a in acts if a not in team_obs]
-                if stray:
-                    raise RuntimeError(f"{team} agent returned actions for other agents: {stray}")
-                actions.update(acts)
-            obs, _, term, trunc, _ = env.step(actions)
-            steps += 1
-            done = term["__all__"] or trunc["__all__"]
-            if replay and (int(game.time + 1e-6) > last_second or done):
-                last_second = int(game.time + 1e-6)
+            if clock["steps"] == 0:
+                header = {"mode": mode, "lineup": list(game.setup.lineup), "unit_types": list(UNIT_TYPE_NAMES),
+                          "teams": list(TEAM_NAMES), "map_size": MAP_SIZE, "frameskip": game.frameskip,
+                          "seed": seed, "agents": {"radiant": radiant, "dire": dire}}
+                replay.write(json.dumps(header) + "\n")
+            if int(game.time + 1e-6) > clock["last_second"] or done:
+                clock["last_second"] = int(game.time + 1e-6)
                 replay.write(json.dumps(game.replay_record()) + "\n")
-            if progress and game.time >= next_progress - 1e-6:
-                next_progress += PROGRESS_EVERY_S
-                print(progress_line(game), file=sys.stderr, flush=True)
-        wall = time.perf_counter() - t0
+        if progress and game.time >= clock["next_progress"] - 1e-6:
+            clock["next_progress"] += PROGRESS_EVERY_S
+            print(progress_line(game), file=sys.stderr, flush=True)
+
+    t0 = time.perf_counter()
+    try:
+        summary = play_game(env, agents["radiant"], agents["dire"], seed=seed, on_step=on_step)
     finally:
         if replay:
             replay.close()
-    summary = game.summary()
     summary.update({"agents": {"radiant": radiant, "dire": dire}, "seed": seed, "evaluation": evaluation,
-                    "steps": steps, "wall_time_s": round(wall, 2)})
+                    "steps": clock["steps"], "wall_time_s": round(time.perf_counter() - t0, 2)})
     return summary
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", default="5v5", choices=["5v5", "1v1"])
-    ap.add_argument("--radiant", default="scripted", help="agent name (built in: noop; else policies.agents)")
-    ap.add_argument("--dire", default="random", help="agent name (built in: noop; else policies.agents)")
+    ap.add_argument("--radiant", default="scripted", help="agent name (policies.agents.AGENTS)")
+    ap.add_argument("--dire", default="random", help="agent name (policies.agents.AGENTS)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--replay", metavar="FILE", help="write the game as JSON lines to FILE")
     ap.add_argument("--time-limit", type=float, default=0.0, metavar="S",

@@ -41,6 +41,7 @@ TANK_MIN_CREEPS = 1  # ... when there are at least this many
 FOLLOW_BEHIND = 200.0  # stand this far behind the front allied creep
 LANE_NEAR = 900.0  # a unit within this distance of the lane path belongs to the lane
 TP_MIN_DISTANCE = 3500.0  # teleport to the lane when it is farther than this
+DIVE_HP = 0.5  # attack an untanked tower only while every enemy hero is dead and health is above this
 AREA_MIN_CREEPS = 3  # cast area spells on a wave of at least this many enemy creeps
 OFFENSIVE = (EFFECT_DAMAGE, EFFECT_STUN, EFFECT_SLOW, EFFECT_DOT)
 DEFENSIVE = (EFFECT_HEAL, EFFECT_SHIELD, EFFECT_REGEN)
@@ -179,8 +180,11 @@ class ScriptedAgent:
         if mask[clarity] and mana_frac < 0.4 and t - st["clarity_t"] > 25.0:
             st["clarity_t"] = t
             return _noop(clarity)
+        n = len(obs["me"])
+        enemies_dead = not obs["heroes"][n:, HF["alive"]].any()
+        diving = enemies_dead and hp > DIVE_HP
         danger_tower = [i for i in np.nonzero(enemy & tower_like)[0]
-                        if units[i, UF["is_targeting_me"]] > 0 and dist[i] < TOWER_DANGER + 100]
+                        if units[i, UF["is_targeting_me"]] > 0 and dist[i] < TOWER_DANGER + 100 and not diving]
         if st["retreat"] or danger_tower:
             a = self._defend_self(obs, st, enemy_heroes, dist, mask)
             if a is not None and not danger_tower:
@@ -230,7 +234,8 @@ class ScriptedAgent:
         targets = np.nonzero(enemy & ~creep & (utype != UT_HERO) & (units[:, UF["invulnerable"]] == 0)
                              & (utype != UT_FOUNTAIN))[0]
         for i in targets[np.argsort(dist[targets])]:
-            if obs["unit_masks"][UK_ATTACK, i] and (not tower_like[i] or self._tanked(units, ally & creep, i)):
+            if obs["unit_masks"][UK_ATTACK, i] and (not tower_like[i] or self._tanked(units, ally & creep, i)
+                                                    or diving):
                 return self._attack(i)
 
         # --- farm the wave ---

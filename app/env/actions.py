@@ -71,7 +71,8 @@ def validate_action(agent_id: str, action, max_units: int) -> np.ndarray:
         v = action[key]
         arr = np.asarray(v)
         if arr.shape != () or not (np.issubdtype(arr.dtype, np.integer) or
-                                   (np.issubdtype(arr.dtype, np.floating) and float(arr) == math.floor(arr))):
+                                   (np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr))
+                                    and float(arr) == math.floor(arr))):
             raise ValueError(f"action for {agent_id}: field {key!r} must be a scalar integer, got {v!r}")
         iv = int(arr)
         if not 0 <= iv < n:

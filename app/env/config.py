@@ -1,6 +1,7 @@
 """``EnvConfig``: the environment's settings, validated with errors that name the key and the allowed values."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 
 from app.env.rewards import DEFAULT_PRESET, REWARD_PRESETS, SIGNALS
@@ -41,14 +42,14 @@ class EnvConfig:
     def validate(self):
         def bad(key, msg):
             raise ValueError(f"env config {key!r}: {msg}")
-        if self.mode not in DEFAULT_MAX_UNITS:
+        if not isinstance(self.mode, str) or self.mode not in DEFAULT_MAX_UNITS:
             bad("mode", f"must be one of {sorted(DEFAULT_MAX_UNITS)}, got {self.mode!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             bad("seed", f"must be an int or None, got {self.seed!r}")
         if isinstance(self.frameskip, bool) or not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= 30:
             bad("frameskip", f"must be an int in [1, 30], got {self.frameskip!r}")
         if isinstance(self.time_limit_s, bool) or not isinstance(self.time_limit_s, (int, float)) \
-                or self.time_limit_s < 0:
+                or not math.isfinite(self.time_limit_s) or self.time_limit_s < 0:
             bad("time_limit_s", f"must be a number >= 0 (0 = default), got {self.time_limit_s!r}")
         n_heroes = 10 if self.mode == "5v5" else 2
         if isinstance(self.max_units, bool) or not isinstance(self.max_units, int) or \
@@ -65,20 +66,24 @@ class EnvConfig:
             if not isinstance(v, bool):
                 bad(f"randomize.{k}", f"must be true or false, got {v!r}")
         self.randomize = {**{k: True for k in RANDOMIZATION_KEYS}, **self.randomize}
+        if not isinstance(self.lineup, (list, tuple)):
+            bad("lineup", f"must be a list of {n_heroes} hero names, got {self.lineup!r}")
         self.lineup = tuple(self.lineup)
         if self.lineup:
             if len(self.lineup) != n_heroes:
                 bad("lineup", f"mode {self.mode} needs {n_heroes} hero names, got {len(self.lineup)}")
             for name in self.lineup:
-                if name not in HERO_INDEX:
+                if not isinstance(name, str) or name not in HERO_INDEX:
                     bad("lineup", f"unknown hero {name!r}; allowed: {sorted(HERO_INDEX)}")
-        if self.reward_preset not in REWARD_PRESETS:
+        if not isinstance(self.reward_preset, str) or self.reward_preset not in REWARD_PRESETS:
             bad("reward_preset", f"must be one of {sorted(REWARD_PRESETS)}, got {self.reward_preset!r}")
+        if not isinstance(self.reward_weights, dict):
+            bad("reward_weights", f"must be a mapping of signal -> weight; signals: {list(SIGNALS)}")
         for k, v in self.reward_weights.items():
             if k not in SIGNALS:
                 bad("reward_weights", f"unknown signal {k!r}; allowed: {list(SIGNALS)}")
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                bad(f"reward_weights.{k}", f"must be a number, got {v!r}")
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                bad(f"reward_weights.{k}", f"must be a finite number, got {v!r}")
         if not self.max_units:
             self.max_units = DEFAULT_MAX_UNITS[self.mode]
 

@@ -1,0 +1,383 @@
+"""MobaEnv's contract with RLlib and gymnasium: the RLlib checker, observation spaces, input validation, config
+errors, every agent observed every step, episode ends, seeding and evaluation mode."""
+import numpy as np
+import pytest
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+from app.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS, N_PRIMARY
+from app.env.config import EnvConfig
+from app.env.moba_env import MobaEnv, agent_ids
+from app.env.randomization import sample_game
+from app.game.constants import DIRE, RADIANT, STARTING_GOLD
+from app.game.engine import PERTURB_COLUMNS
+from app.game.builds import ability_build
+from app.game.heroes import HEROES
+from app.game.items import item_id
+from app.game.state import F_HP, G_GOLD, H_LEVEL, H_UNIT, I_ALIVE, I_INVULN
+from moba_testlib import NOOP, make_env, noop_actions, random_legal_actions
+
+MODES = ("1v1", "5v5")
+
+
+def _assert_obs_in_space(env, obs):
+    assert set(obs) == set(env.possible_agents)
+    for a, o in obs.items():
+        space = env.observation_spaces[a]
+        if not space.contains(o):
+            bad = [k for k in space.spaces if not space.spaces[k].contains(o[k])]
+            raise AssertionError(f"{a}: observation keys outside the space: {bad}")
+        for k, v in o.items():
+            assert np.all(np.isfinite(v)), (a, k)
+
+
+# ---- RLlib and gymnasium ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_rllib_multiagent_checker_passes(mode):
+    env = MobaEnv({"mode": mode})
+    # the checker silently skips envs that lack these base-class attributes: make sure it really runs
+    assert hasattr(env, "observation_space") and hasattr(env, "action_space") and hasattr(env, "_agent_ids")
+    check_multiagent_environments(env)
+    assert env.agents == agent_ids(mode)
+    assert env.get_observation_space("radiant_0") is env.observation_spaces["radiant_0"]
+    assert env.get_action_space("dire_0") is env.action_spaces["dire_0"]
+
+
+def test_rllib_env_context_keys_are_accepted():
+    from ray.rllib.env.env_context import EnvContext
+    ctx = EnvContext({"mode": "1v1"}, worker_index=3, vector_index=1)
+    env = MobaEnv(ctx)
+    assert env.worker_index == 3 and env.cfg.mode == "1v1"
+    empty = MobaEnv(EnvContext({}, worker_index=0))
+    assert empty.cfg.mode == "5v5"
+
+
+@pytest.mark.parametrize("mode,n_steps", [("1v1", 300), ("5v5", 200)])
+def test_observations_stay_in_space(mode, n_steps):
+    env = MobaEnv({"mode": mode, "seed": 4})
+    obs, infos = env.reset(seed=4)
+    _assert_obs_in_space(env, obs)
+    assert set(infos) == set(env.possible_agents)
+    rng = np.random.default_rng(1)
+    for step in range(n_steps):
+        if step % 2:
+            acts = random_legal_actions(env, rng)
+        else:
+            acts = {a: env.action_spaces[a].sample() for a in env.possible_agents}
+        obs, rewards, term, trunc, infos = env.step(acts)
+        _assert_obs_in_space(env, obs)
+        assert set(rewards) == set(env.possible_agents)
+        assert all(isinstance(r, float) and np.isfinite(r) for r in rewards.values())
+        assert set(term) == set(trunc) == set(env.possible_agents) | {"__all__"}
+        assert set(infos) == set(env.possible_agents)
+
+
+def test_action_space_sample_roundtrip():
+    env = make_env("5v5")
+    for _ in range(20):
+        acts = {a: env.action_spaces[a].sample() for a in env.possible_agents}
+        assert all(env.action_spaces[a].contains(acts[a]) for a in acts)
+        env.step(acts)
+
+
+# ---- bad input --------------------------------------------------------------------------------------------------------
+BAD_FIELDS = [
+    ("primary", 99, "primary"), ("primary", -1, "primary"), ("target_unit", -1, "target_unit"),
+    ("target_unit", 10_000, "target_unit"), ("delay", 4, "delay"), ("offset_x", 9, "offset_x"),
+    ("offset_y", -3, "offset_y"), ("delay", 1.5, "delay"), ("primary", np.array([1, 2]), "primary"),
+    ("offset_x", np.zeros((1,), np.int64), "offset_x"), ("primary", "1", "primary"), ("delay", None, "delay"),
+    ("primary", float("nan"), "primary"), ("offset_y", float("inf"), "offset_y"), ("delay", 2 ** 70, "delay"),
+    ("primary", True, "primary"), ("target_unit", 1 + 2j, "target_unit"),
+]
+
+
+@pytest.fixture(params=MODES)
+def env(request):
+    e = make_env(request.param)
+    e.step(noop_actions(e))
+    return e
+
+
+def _assert_rejected(env, acts, *words):
+    before = env.game.s.copy()
+    prev = env.prev_actions.copy()
+    obs_before = {k: v.copy() for k, v in env._obs[0].items()}
+    with pytest.raises(ValueError) as exc:
+        env.step(acts)
+    msg = str(exc.value)
+    for w in words:
+        assert w in msg, (w, msg)
+    assert env.game.s.equals(before)
+    np.testing.assert_array_equal(env.prev_actions, prev)
+    for k, v in obs_before.items():
+        np.testing.assert_array_equal(env._obs[0][k], v)
+    # the env is still usable
+    env.step(noop_actions(env))
+    return msg
+
+
+@pytest.mark.parametrize("field,value,word", BAD_FIELDS)
+def test_bad_field_value_raises_and_changes_nothing(env, field, value, word):
+    agent = env.possible_agents[-1]
+    acts = noop_actions(env)
+    acts[agent] = {**NOOP, field: value}
+    _assert_rejected(env, acts, agent, repr(word))
+
+
+def test_missing_agent(env):
+    acts = noop_actions(env)
+    del acts["dire_0"]
+    _assert_rejected(env, acts, "dire_0", "missing")
+
+
+def test_unknown_agent(env):
+    acts = noop_actions(env)
+    acts["dire_7"] = dict(NOOP)
+    _assert_rejected(env, acts, "dire_7", "unknown")
+
+
+def test_non_dict_actions(env):
+    _assert_rejected(env, [NOOP] * env.n_heroes, "dict")
+    acts = noop_actions(env)
+    acts["radiant_0"] = [0, 0, 0, 4, 4]
+    _assert_rejected(env, acts, "radiant_0", "dict")
+    acts["radiant_0"] = np.zeros(5, np.int64)
+    _assert_rejected(env, acts, "radiant_0")
+
+
+def test_missing_and_unknown_fields(env):
+    acts = noop_actions(env)
+    del acts["radiant_0"]["offset_y"]
+    _assert_rejected(env, acts, "radiant_0", "'offset_y'", "missing")
+    acts = noop_actions(env)
+    acts["radiant_0"]["speed"] = 3
+    msg = _assert_rejected(env, acts, "radiant_0", "speed", "unknown")
+    for key in ACTION_KEYS:
+        assert key in msg  # the allowed fields are listed
+
+
+def test_valid_numpy_and_float_integers_accepted(env):
+    acts = noop_actions(env)
+    acts["radiant_0"] = {"primary": np.int64(1), "delay": np.int32(0), "target_unit": np.array(0),
+                         "offset_x": 6.0, "offset_y": np.float32(4)}
+    env.step(acts)
+    assert env.prev_actions[0].tolist() == [1, 0, 0, 6, 4]
+
+
+def test_step_after_game_end_raises():
+    env = make_env("1v1", time_limit_s=0.2)
+    while True:
+        _, _, term, trunc, _ = env.step(noop_actions(env))
+        if term["__all__"] or trunc["__all__"]:
+            break
+    with pytest.raises(RuntimeError):
+        env.step(noop_actions(env))
+    env.reset()
+    env.step(noop_actions(env))
+
+
+# ---- config errors ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("cfg,words", [
+    ({"bogus": 1}, ["bogus", "mode", "frameskip", "reward_weights"]),
+    ({"mode": "3v3"}, ["mode", "1v1", "5v5", "3v3"]),
+    ({"frameskip": 0}, ["frameskip", "[1, 30]"]),
+    ({"frameskip": 31}, ["frameskip", "[1, 30]"]),
+    ({"frameskip": 2.5}, ["frameskip", "[1, 30]"]),
+    ({"frameskip": True}, ["frameskip"]),
+    ({"mode": "1v1", "lineup": ("blademaster", "nobody")}, ["lineup", "nobody", "blademaster", "grove_keeper"]),
+    ({"mode": "1v1", "lineup": ("blademaster",)}, ["lineup", "2"]),
+    ({"reward_weights": {"gold": 1.0}}, ["reward_weights", "gold", "gold_gained", "last_hit"]),
+    ({"reward_weights": {"win": "big"}}, ["reward_weights.win", "number"]),
+    ({"reward_preset": "five_2020"}, ["reward_preset", "five_2018", "five_2019"]),
+    ({"randomize": {"weather": True}}, ["randomize", "weather", "lineup"]),
+    ({"randomize": {"lineup": 1}}, ["randomize.lineup"]),
+    ({"seed": 1.5}, ["seed"]),
+    ({"time_limit_s": -1}, ["time_limit_s"]),
+    ({"max_units": 5}, ["max_units", "256"]),
+    ({"evaluation": "yes"}, ["evaluation"]),
+    ({"reward_weights": [1.0]}, ["reward_weights", "mapping", "last_hit"]),
+    ({"reward_weights": {"win": float("inf")}}, ["reward_weights.win", "finite"]),
+    ({"time_limit_s": float("nan")}, ["time_limit_s"]),
+    ({"mode": ["5v5"]}, ["mode", "1v1", "5v5"]),
+    ({"reward_preset": None}, ["reward_preset", "five_2019"]),
+    ({"mode": "1v1", "lineup": 5}, ["lineup"]),
+    ({"mode": "1v1", "lineup": ["blademaster", 7]}, ["lineup", "7", "allowed"]),
+])
+def test_config_errors_name_key_and_allowed_values(cfg, words):
+    with pytest.raises(ValueError) as exc:
+        MobaEnv(cfg)
+    for w in words:
+        assert w in str(exc.value), (w, str(exc.value))
+
+
+def test_config_defaults():
+    cfg = EnvConfig.from_dict({})
+    assert cfg.mode == "5v5" and cfg.max_units == 64 and cfg.frameskip == 4
+    assert EnvConfig.from_dict({"mode": "1v1"}).max_units == 32
+    assert all(cfg.randomize.values())
+    assert not EnvConfig.from_dict({"evaluation": True}).randomized("lineup")
+
+
+# ---- every agent observed every step; episode ends ------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_dead_hero_still_observed(mode):
+    env = make_env(mode)
+    g = env.game
+    victim = env.n_heroes - 1
+    g.s.uf[g.s.hi[victim, H_UNIT], F_HP] = 0.0
+    g.s.hf[victim, G_GOLD] = 0.0  # cannot afford a buyback
+    obs, rewards, term, trunc, infos = env.step(noop_actions(env))
+    agent = env.possible_agents[victim]
+    assert g.s.ui[g.s.hi[victim, H_UNIT], I_ALIVE] == 0
+    assert set(obs) == set(env.possible_agents)
+    assert np.nonzero(obs[agent]["action_mask"])[0].tolist() == [A_NOOP]
+    assert not obs[agent]["unit_masks"].any()
+    assert obs[agent]["heroes"][victim % env.team_size, 0] == 0.0  # alive flag
+    assert obs[agent]["heroes"][victim % env.team_size, 3] > 0.0  # respawn time
+    assert rewards[agent] < 0  # hero death
+    assert not term["__all__"] and not trunc["__all__"]
+    # with gold, buyback is offered too
+    g.s.hf[victim, G_GOLD] = 5000.0
+    obs, *_ = env.step(noop_actions(env))
+    assert np.nonzero(obs[agent]["action_mask"])[0].tolist() == [A_NOOP, A_BUYBACK]
+    # dead heroes' actions are accepted (and ignored)
+    acts = noop_actions(env)
+    acts[agent] = {**NOOP, "primary": 1, "offset_x": 8}
+    obs, *_ = env.step(acts)
+    assert set(obs) == set(env.possible_agents)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("loser,winner", [(DIRE, "radiant"), (RADIANT, "dire")])
+def test_ancient_destroyed_terminates(mode, loser, winner):
+    env = make_env(mode)
+    env.step(noop_actions(env))
+    g = env.game
+    anc = g.ancient_idx[loser]
+    g.s.uf[anc, F_HP] = 0.0
+    g.s.ui[anc, I_INVULN] = 0
+    obs, rewards, term, trunc, infos = env.step(noop_actions(env))
+    assert term["__all__"] is True and trunc["__all__"] is False
+    assert all(term[a] for a in env.possible_agents) and not any(trunc[a] for a in env.possible_agents)
+    assert set(obs) == set(env.possible_agents)
+    for h, a in enumerate(env.possible_agents):
+        assert infos[a]["winner"] == winner
+        won = (h < env.team_size) == (winner == "radiant")
+        assert infos[a]["reward_signals"]["win"] == (5.0 if won else -5.0)
+    assert g.winner == (RADIANT if winner == "radiant" else DIRE)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_time_limit_truncates(mode):
+    env = make_env(mode, time_limit_s=1.0)
+    n = 0
+    while True:
+        obs, rewards, term, trunc, infos = env.step(noop_actions(env))
+        n += 1
+        if trunc["__all__"] or term["__all__"]:
+            break
+        assert all("winner" not in infos[a] for a in env.possible_agents)
+    assert n == 8  # 8 steps of 4 ticks: the first time >= 1 s
+    assert trunc["__all__"] is True and term["__all__"] is False
+    assert all(trunc[a] for a in env.possible_agents) and not any(term[a] for a in env.possible_agents)
+    assert all(infos[a]["winner"] == "none" for a in env.possible_agents)
+    assert all(infos[a]["reward_signals"]["win"] == 0.0 for a in env.possible_agents)
+
+
+# ---- seeding and evaluation mode --------------------------------------------------------------------------------------------
+def _obs_equal(a, b):
+    return all(np.array_equal(a[k][f], b[k][f]) for k in a for f in a[k])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reset_with_seed_reproducible(mode):
+    env = MobaEnv({"mode": mode})
+    o1, i1 = env.reset(seed=123)
+    lanes1 = env.lanes.copy()
+    rng = np.random.default_rng(0)
+    for _ in range(30):  # play a little in between
+        env.step(random_legal_actions(env, rng))
+    o2, i2 = env.reset(seed=123)
+    assert _obs_equal(o1, o2)
+    assert i1 == i2
+    np.testing.assert_array_equal(lanes1, env.lanes)
+    o3, i3 = env.reset(seed=124)
+    assert not _obs_equal(o1, o3)
+    # and the same actions replay the same game
+    env.reset(seed=123)
+    r1 = [env.step(noop_actions(env))[1] for _ in range(20)]
+    s1 = env.game.s.copy()
+    env.reset(seed=123)
+    r2 = [env.step(noop_actions(env))[1] for _ in range(20)]
+    assert r1 == r2 and env.game.s.equals(s1)
+
+
+def test_instances_mix_in_their_id():
+    a, b = MobaEnv({"mode": "5v5"}), MobaEnv({"mode": "5v5"})
+    assert a.instance_id != b.instance_id
+    assert a._seed_sequence(7) != b._seed_sequence(7)  # sub-envs seeded alike still play different games
+    assert a._seed_sequence(None) is None
+
+
+def test_config_seed_used_without_reset_seed():
+    a = MobaEnv({"mode": "1v1", "seed": 3})
+    a.instance_id = 0
+    a._rng = np.random.default_rng(a._seed_sequence(3))
+    oa, _ = a.reset()
+    b = MobaEnv({"mode": "1v1"})
+    b.instance_id = 0
+    ob, _ = b.reset(seed=3)
+    assert _obs_equal(oa, ob)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_evaluation_mode_disables_randomization(mode):
+    n = 2 if mode == "1v1" else 10
+    for seed in (0, 1, 2):
+        env = MobaEnv({"mode": mode, "evaluation": True})
+        _, infos = env.reset(seed=seed)
+        g = env.game
+        assert [infos[a]["hero"] for a in env.possible_agents] == [h.name for h in HEROES[:n]]
+        assert env.lanes.tolist() == [[1, 1, 1]] * n
+        np.testing.assert_array_equal(env.lane_until, 0.0)
+        assert g.s.hi[:, H_LEVEL].tolist() == [1] * n
+        np.testing.assert_allclose(g.s.hf[:, G_GOLD], STARTING_GOLD)
+        np.testing.assert_array_equal(g.s.hf[:, list(PERTURB_COLUMNS)], 0.0)
+        assert g.setup.item_builds == () and g.setup.skill_priority == ()
+        for h in range(n):
+            d = HEROES[g.hero_defs[h]]
+            assert g.item_builds[h] == [item_id(name) for name in d.item_build]
+            assert g.ability_builds[h] == ability_build(d.skill_priority)
+    lineup = tuple(h.name for h in HEROES[-n:])
+    env = MobaEnv({"mode": mode, "evaluation": True, "lineup": lineup})
+    _, infos = env.reset(seed=9)
+    assert tuple(infos[a]["hero"] for a in env.possible_agents) == lineup
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_training_mode_randomizes(mode):
+    cfg = EnvConfig.from_dict({"mode": mode})
+    lineups, levels, golds, lanes = set(), set(), set(), set()
+    for seed in range(12):
+        setup, ln, until = sample_game(cfg, np.random.default_rng(seed))
+        lineups.add(setup.lineup)
+        levels.update(setup.start_level)
+        golds.update(setup.start_gold)
+        lanes.add(tuple(map(tuple, ln)))
+        assert len(set(setup.lineup)) == len(setup.lineup)
+        assert all(1 <= lv <= 3 for lv in setup.start_level)
+        assert setup.skill_priority and setup.item_builds
+        if mode == "5v5":
+            assert ln.shape == (10, 3) and (ln.sum(axis=1) >= 1).all()
+            assert ((until >= 120.0) & (until <= 600.0)).all()
+        else:
+            assert (ln == 1).all()
+    assert len(lineups) > 1 and len(levels) > 1 and len(golds) > 1
+    if mode == "5v5":
+        assert len(lanes) > 1
+    # single randomizations can be switched off
+    cfg = EnvConfig.from_dict({"mode": mode, "randomize": {"lineup": False, "hero_state": False}})
+    setup, _, _ = sample_game(cfg, np.random.default_rng(0))
+    n = 2 if mode == "1v1" else 10
+    assert setup.lineup == tuple(h.name for h in HEROES[:n])
+    assert setup.start_level == () and setup.perturb == ()
+    assert setup.item_builds  # still randomized

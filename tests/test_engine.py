@@ -9,7 +9,7 @@ from app.game.constants import (BUYBACK_BASE_GOLD, BUYBACK_COOLDOWN_S, BUYBACK_P
                                 CREEP_STATS, DIRE, DT, FOUNTAIN_STATS, MAX_LEVEL, MAX_UNITS, RADIANT,
                                 RESPAWN_BASE_S, RESPAWN_PER_LEVEL_S, SUPER_CREEP_MULT, MEGA_CREEP_MULT,
                                 TICKS_PER_SECOND, UT_ANCIENT, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE,
-                                UT_CREEP_RANGED, UT_FOUNTAIN, UT_SHRINE, UT_TOWER, WAVE_INTERVAL_S, XP_TO_LEVEL)
+                                UT_CREEP_RANGED, UT_FOUNTAIN, UT_SHRINE, UT_TOWER, UT_WARD, WAVE_INTERVAL_S, XP_TO_LEVEL)
 from app.game.engine import Game, GameSetup
 from app.game.heroes import HEROES
 from app.game.items import item_id
@@ -469,3 +469,31 @@ def test_no_purchase_without_gold():
     assert g.s.hf[0, G_SPENT] == 0.0
     assert g.s.hi[0, H_BUILD] == 0
     assert [int(i) for i in g.s.hi[0, H_IT0:H_IT5 + 1] if i >= 0] == [item_id("town_portal_scroll")]
+
+
+# ---- wards ------------------------------------------------------------------------------------------------------------
+def test_expired_ward_gives_nothing_and_killed_ward_gives_gold():
+    g = make_game("1v1")
+    g.step(None)
+    clear_creeps(g)
+    place(g, 0, *OPEN_SPOT)
+    place(g, 1, OPEN_SPOT[0] + 300, OPEN_SPOT[1])
+    kernels.spawn_ward(g.s.uf, g.s.ui, g.s.gi, RADIANT, OPEN_SPOT[0] + 100, OPEN_SPOT[1], 1600.0, 0.5)
+    ward = units_of(g, UT_WARD)[0]
+    xp0, earned0 = g.s.hf[:, G_XP].copy(), g.s.hf[:, G_EARNED].copy()
+    for _ in range(5):
+        g.step(None)
+    assert g.s.ui[ward, I_USED] == 0  # expired after 0.5 s
+    passive = 5 * g.frameskip * DT * 1.5
+    np.testing.assert_allclose(g.s.hf[:, G_XP], xp0)
+    np.testing.assert_allclose(g.s.hf[:, G_EARNED] - earned0, passive)
+    # an enemy ward killed by a hero: its bounty, but no last hit
+    kernels.spawn_ward(g.s.uf, g.s.ui, g.s.gi, RADIANT, OPEN_SPOT[0] + 350, OPEN_SPOT[1], 1600.0, 100.0)
+    ward = units_of(g, UT_WARD)[0]
+    g.s.uf[ward, F_HP] = 1.0
+    refresh_vision(g)
+    earned0 = g.s.hf[1, G_EARNED]
+    g.step(order(g, 1, OK_ATTACK, unit=ward))
+    assert g.s.ui[ward, I_USED] == 0
+    assert g.s.hf[1, G_EARNED] - earned0 == pytest.approx(50.0 + g.frameskip * DT * 1.5)
+    assert g.s.hi[1, H_LH] == 0

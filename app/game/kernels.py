@@ -817,7 +817,7 @@ def process_deaths(uf, ui, hf, hi, gf, gi, ev, ancient_idx):
                     hi[kh, H_LH] += 1
             if kh >= 0 and deny and typ != UT_WARD:
                 hi[kh, H_DN] += 1
-            if not deny:
+            if not deny and not (typ == UT_WARD and killer < 0):  # an expired ward is worth nothing
                 share_xp(uf, ui, hf, u, uf[u, F_XP], enemy)
         elif typ == UT_HERO:
             h = ui[u, I_HERO]

@@ -1,0 +1,245 @@
+"""Training CLI: PPO self-play with the OpenAI Five network, through Ray Tune.
+
+    python -m app.train --config tune_configs/smoke.yaml [--set key=value ...] [--resume]
+
+Runs on an embedded local Ray, or on the cluster named by RAY_ADDRESS (e.g. through ``ray job submit``). Prints a
+progress line per iteration (iteration, env and agent steps/s, episode return, win rates, schedule values), and
+writes TensorBoard logs and progress.csv (Tune), a compact metrics.csv and checkpoints under
+``<storage_path>/<name>/``. ``--resume`` continues a stopped run, schedules included. A malformed config fails
+before Ray starts, with a message that names the key.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import time
+
+from app import train_config
+
+ENV_NAME = "openfive"
+TRAINING_ENV_KEYS = ("team_spirit", "zero_sum", "time_decay", "torch_threads")
+
+
+def make_training_env(env_config):
+    """The env each RLlib env runner builds: MobaEnv (or RemoteMobaEnv when "remote" is set) wrapped by the
+    training-side reward post-processing."""
+    import torch
+    from ray.rllib.env.env_context import EnvContext
+
+    from callbacks.reward_postprocessing import PostprocessedRewardEnv
+    torch.set_num_threads(int(env_config.get("torch_threads", 1)))
+    base_cfg = {k: v for k, v in env_config.items() if k not in TRAINING_ENV_KEYS}
+    ctx = EnvContext(base_cfg, worker_index=getattr(env_config, "worker_index", 0),
+                     vector_index=getattr(env_config, "vector_index", 0))
+    if base_cfg.get("remote"):
+        from app.server.remote_env import make_moba_env
+        base = make_moba_env(ctx)
+    else:
+        from app.env.moba_env import MobaEnv
+        base = MobaEnv(ctx)
+    return PostprocessedRewardEnv(base, team_spirit=env_config.get("team_spirit", 0.3),
+                                  zero_sum=env_config.get("zero_sum", True),
+                                  time_decay=env_config.get("time_decay", True))
+
+
+def build_algo_config(cfg: dict):
+    """The RLlib PPOConfig of a validated run config."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from callbacks.evaluation import EVAL_KEY, EvaluationCallback
+    from callbacks.metrics import GameMetricsCallback
+    from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
+    from callbacks.win_label import AddWinLabel
+    from policies.five_learner import FivePPOLearner
+    from policies.five_module import FiveModelConfig, FiveRLModule
+
+    ppo, res = cfg["ppo"], cfg["resources"]
+    frameskip = cfg["env"].get("frameskip", 4)
+    initial = schedule_values(cfg["schedules"], 0, 0, frameskip)
+    model = {**FiveModelConfig.from_dict(cfg["model"]).__dict__}
+    env_config = {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
+                  "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
+                  "torch_threads": res["torch_threads"]}
+    eval_cfg = {**cfg["evaluation"], "env_keys": ["mode", "frameskip", "max_units", "lineup", "reward_preset"]}
+    eval_cfg["env_keys"] = [k for k in eval_cfg["env_keys"] if k in cfg["env"]]
+    return (
+        PPOConfig()
+        .environment(ENV_NAME, env_config=env_config)
+        .framework("torch")
+        .env_runners(num_env_runners=res["num_env_runners"], num_envs_per_env_runner=res["num_envs_per_env_runner"],
+                     rollout_fragment_length="auto", batch_mode="truncate_episodes")
+        .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, episode, **kw: "main",
+                     policies_to_train=["main"])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            "main": RLModuleSpec(module_class=FiveRLModule, model_config=model)}))
+        .training(
+            train_batch_size_per_learner=ppo["train_batch_size"], minibatch_size=ppo["minibatch_size"],
+            num_epochs=ppo["num_epochs"], lr=initial["lr"], gamma=initial["gamma"], lambda_=ppo["gae_lambda"],
+            clip_param=ppo["clip_param"], vf_loss_coeff=ppo["vf_loss_coeff"], vf_clip_param=ppo["vf_clip_param"],
+            entropy_coeff=initial["entropy_coeff"], use_kl_loss=ppo["use_kl_loss"], grad_clip=ppo["grad_clip"],
+            learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
+            learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
+                                 "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
+                                 EVAL_KEY: eval_cfg})
+        .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback])
+        .debugging(seed=cfg["seed"])
+    )
+
+
+# ---- progress --------------------------------------------------------------------------------------------------------
+PROGRESS_COLUMNS = ("iteration", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s", "episode_return",
+                    "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate", "game_minutes",
+                    "win_rate_vs_random", "win_rate_vs_scripted", "team_spirit", "lr", "entropy_coeff", "gamma",
+                    "policy_loss", "vf_loss", "entropy", "aux_win_loss")
+
+
+def progress_row(result: dict) -> dict:
+    er = result.get("env_runners", {})
+    ln = result.get("learners", {}).get("main", {})
+    sc = result.get("schedule", {})
+    ev = result.get("evaluation_games", {})
+    dt = max(result.get("time_this_iter_s", 0.0), 1e-9)
+    agent_steps = er.get("num_agent_steps_sampled", {})
+    agent_steps = sum(agent_steps.values()) if isinstance(agent_steps, dict) else agent_steps
+    return {
+        "iteration": result.get("training_iteration"), "time_s": round(result.get("time_total_s", 0.0), 1),
+        "env_steps": er.get("num_env_steps_sampled_lifetime"),
+        "env_steps_per_s": round(er.get("num_env_steps_sampled", 0) / dt, 1),
+        "agent_steps_per_s": round((agent_steps or 0) / dt, 1),
+        "episode_return": er.get("episode_return_mean"), "raw_return_radiant": er.get("raw_return_radiant"),
+        "win_rate_radiant": er.get("win_rate_radiant"), "win_rate_dire": er.get("win_rate_dire"),
+        "draw_rate": er.get("win_rate_none"),
+        "game_minutes": (er["game_time_s"] / 60.0) if er.get("game_time_s") is not None else None,
+        "win_rate_vs_random": ev.get("win_rate_vs_random"), "win_rate_vs_scripted": ev.get("win_rate_vs_scripted"),
+        "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
+        "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
+        "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),
+    }
+
+
+def _fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def progress_line(row: dict, trial: str = "") -> str:
+    return (f"{trial}iter {row['iteration']:4d}  {_fmt(row['env_steps_per_s'], '6.0f')} env steps/s "
+            f"{_fmt(row['agent_steps_per_s'], '7.0f')} agent steps/s  return {_fmt(row['episode_return'], '7.2f')}  "
+            f"win radiant/dire/draw {_fmt(row['win_rate_radiant'], '.2f')}/{_fmt(row['win_rate_dire'], '.2f')}/"
+            f"{_fmt(row['draw_rate'], '.2f')}  vs random {_fmt(row['win_rate_vs_random'], '.2f')}  "
+            f"tau {_fmt(row['team_spirit'], '.2f')} lr {_fmt(row['lr'], '.1e')} "
+            f"ent {_fmt(row['entropy_coeff'], '.1e')} gamma {_fmt(row['gamma'], '.5f')}")
+
+
+def make_progress_callback(run_dir: str):
+    from ray.tune import Callback
+
+    class ProgressCallback(Callback):
+        """Prints a line per iteration and appends it to <run_dir>/metrics.csv."""
+
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            row = progress_row(result)
+            tag = f"[{trial.trial_id}] " if len(trials) > 1 else ""
+            print(progress_line(row, tag), flush=True)
+            path = os.path.join(run_dir, "metrics.csv")
+            os.makedirs(run_dir, exist_ok=True)
+            new = not os.path.exists(path)
+            with open(path, "a", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=("trial",) + PROGRESS_COLUMNS)
+                if new:
+                    w.writeheader()
+                w.writerow({"trial": trial.trial_id, **row})
+
+    return ProgressCallback()
+
+
+# ---- main ------------------------------------------------------------------------------------------------------------
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", required=True, help="a YAML run config (tune_configs/)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set ppo.num_epochs=2 --set env.mode=5v5")
+    p.add_argument("--resume", action="store_true", help="continue the stopped run of the same name")
+    return p.parse_args(argv)
+
+
+def param_space(cfg: dict, algo_config):
+    """The Tune param space: the algorithm config, with the run config's sweep as grid searches."""
+    from ray import tune
+
+    from callbacks.schedules import SCHEDULES_KEY, Schedule
+    space = algo_config.to_dict()
+    for key, values in cfg["sweep"].items():
+        section, _, name = key.partition(".")
+        if section == "schedules":
+            space["learner_config_dict"][SCHEDULES_KEY][name] = tune.grid_search(
+                [Schedule.parse(name, v).to_dict() for v in values])
+        elif section == "env":
+            space["env_config"][name] = tune.grid_search(values)
+        else:
+            raise ValueError(f"config 'sweep.{key}': only schedules.* and env.* keys can be swept")
+    return space
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        cfg = train_config.load(args.config, args.set)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    import ray
+    import torch
+    from ray import tune
+    from ray.rllib.algorithms.ppo import PPO
+    from ray.tune.registry import register_env
+
+    torch.set_num_threads(cfg["resources"]["torch_threads"])
+    storage = os.path.abspath(cfg["storage_path"])
+    run_dir = os.path.join(storage, cfg["name"])
+    if args.resume and not tune.Tuner.can_restore(run_dir):
+        print(f"error: --resume: no run to continue in {run_dir}", file=sys.stderr)
+        return 2
+    if not args.resume and os.path.exists(os.path.join(run_dir, "tuner.pkl")):
+        print(f"error: a run named {cfg['name']!r} exists in {run_dir}: pass --resume to continue it, or "
+              f"--set name=<new name>", file=sys.stderr)
+        return 2
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init()
+    else:
+        ray.init(num_cpus=cfg["resources"]["num_cpus"] or None, include_dashboard=False)
+    register_env(ENV_NAME, make_training_env)
+    algo_config = build_algo_config(cfg)
+    stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
+            for k, v in cfg["stop"].items()}
+    ck = cfg["checkpoint"]
+    run_config = tune.RunConfig(
+        name=cfg["name"], storage_path=storage, stop=stop, verbose=0,
+        callbacks=[make_progress_callback(run_dir)],
+        checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=ck["frequency"], num_to_keep=ck["num_to_keep"],
+                                                checkpoint_at_end=ck["at_end"]))
+    t0 = time.time()
+    if args.resume:
+        tuner = tune.Tuner.restore(run_dir, trainable=PPO, resume_unfinished=True, resume_errored=True)
+    else:
+        os.makedirs(run_dir, exist_ok=True)
+        with open(os.path.join(run_dir, "run_config.yaml"), "w") as f:
+            import yaml
+            yaml.safe_dump(cfg, f, sort_keys=False)
+        tuner = tune.Tuner(PPO, param_space=param_space(cfg, algo_config), run_config=run_config)
+    results = tuner.fit()
+    summary = {"name": cfg["name"], "run_dir": run_dir, "wall_s": round(time.time() - t0, 1), "trials": []}
+    for r in results:
+        m = r.metrics or {}
+        summary["trials"].append({"checkpoint": r.checkpoint.path if r.checkpoint else None,
+                                  "error": str(r.error) if r.error else None, **progress_row(m)})
+    print(json.dumps(summary, default=str))
+    return 0 if all(t["error"] is None for t in summary["trials"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

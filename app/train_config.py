@@ -1,0 +1,219 @@
+"""The training run's configuration: YAML sections, their defaults (the paper's numbers, cited) and validation.
+
+A run config (tune_configs/*.yaml) has these sections; every key is optional and falls back to the defaults below::
+
+    name: smoke                      # run name (results/<name>)
+    seed: 0
+    env: {...}                       # app.env.config.EnvConfig keys (+ "remote": "host:port" or a list)
+    reward: {zero_sum, time_decay}   # training-side post-processing (app. G); team spirit is a schedule
+    model: {...}                     # policies.five_module.FiveModelConfig
+    ppo: {...}                       # PPO_DEFAULTS
+    schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s}   # callbacks.schedules.Schedule specs
+    resources: {...}                 # RESOURCE_DEFAULTS
+    evaluation: {...}                # EVALUATION_DEFAULTS
+    stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime
+    checkpoint: {frequency, num_to_keep, at_end}
+    storage_path: results
+    sweep: {"section.key": [values, ...]}   # a Tune grid search
+
+A malformed config fails here, before Ray starts, with a message that names the key.
+"""
+from __future__ import annotations
+
+import copy
+import os
+import yaml
+
+from app.env.config import EnvConfig
+from callbacks.schedules import SCHEDULED, Schedule
+from policies.five_module import FiveModelConfig
+
+# ---- defaults (seeds/003 Table 2, "Baseline" column, unless noted) -----------------------------------------------------
+PPO_DEFAULTS = {
+    "train_batch_size": 4000,  # env steps per iteration (the paper's 983,040 samples don't fit a laptop)
+    "minibatch_size": 4096,  # agent steps per SGD minibatch
+    "num_epochs": 1,  # sample reuse ~1 (Table 2: 1.0 <-> 1.1)
+    "gae_lambda": 0.95,  # Table 2: GAE lambda
+    "clip_param": 0.2,  # Table 2: PPO clipping
+    "vf_loss_coeff": 1.0,  # Table 2: value loss weight
+    "vf_clip_param": 100.0,
+    "grad_clip": 5.0,
+    "use_kl_loss": False,  # the paper's PPO has no KL penalty
+    "dual_clip": None,  # seeds/004 app. G: set to 3.0 for dual-clip PPO
+    "aux_win_coeff": 0.01,  # app. D: the win-probability head trains with a very small weight
+    "adam_beta1": 0.9,  # Table 2
+    "adam_beta2": 0.999,  # Table 2
+}
+SCHEDULE_DEFAULTS = {
+    "team_spirit": 0.3,  # Table 2, Baseline
+    "lr": 5e-5,  # Table 2, Baseline
+    "entropy_coeff": 0.01,  # Table 2, Baseline
+    "gae_horizon_s": 180.0,  # Table 2, Baseline: GAE horizon 180 s (gamma = 1 - T/H, eq. 3)
+}
+REWARD_DEFAULTS = {"zero_sum": True, "time_decay": True}
+RESOURCE_DEFAULTS = {
+    "num_env_runners": 2,  # shared/notes/rllib.md section 6: 2 runners x 8 envs was fastest on 2 cores
+    "num_envs_per_env_runner": 8,
+    "torch_threads": 1,  # notes section 9: one torch thread per process on small machines
+    "num_cpus": 0,  # 0 = let Ray decide (local runs); a number caps the embedded Ray
+}
+EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0}
+CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
+STOP_KEYS = ("training_iteration", "time_total_s", "num_env_steps_sampled_lifetime")
+TOP_KEYS = ("name", "seed", "env", "reward", "model", "ppo", "schedules", "resources", "evaluation", "stop",
+            "checkpoint", "storage_path", "sweep")
+
+
+def _bad(key, msg):
+    raise ValueError(f"config {key!r}: {msg}")
+
+
+def _check_section(name, given, defaults):
+    if not isinstance(given, dict):
+        _bad(name, f"must be a mapping, got {type(given).__name__}")
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        _bad(f"{name}.{unknown[0]}", f"unknown key; allowed: {sorted(defaults)}")
+    out = dict(defaults)
+    for k, v in given.items():
+        d = defaults[k]
+        if isinstance(d, bool):
+            ok = isinstance(v, bool)
+        elif isinstance(d, int):
+            ok = isinstance(v, int) and not isinstance(v, bool)
+        elif isinstance(d, float):
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+        elif isinstance(d, list):
+            ok = isinstance(v, list)
+        else:
+            ok = True  # a None default: the caller checks the value
+        if not ok:
+            _bad(f"{name}.{k}", f"must be {type(d).__name__}, got {v!r}")
+        out[k] = v
+    return out
+
+
+def validate(raw: dict) -> dict:
+    """Returns the full config (defaults filled in) or raises ValueError naming the key."""
+    if not isinstance(raw, dict):
+        raise ValueError("config: the YAML file must contain a mapping")
+    unknown = sorted(set(raw) - set(TOP_KEYS))
+    if unknown:
+        _bad(unknown[0], f"unknown key; allowed: {list(TOP_KEYS)}")
+    cfg = {"name": raw.get("name", "run"), "seed": raw.get("seed", 0),
+           "storage_path": raw.get("storage_path", "results")}
+    if not isinstance(cfg["name"], str) or not cfg["name"] or "/" in cfg["name"]:
+        _bad("name", f"must be a non-empty string without '/', got {cfg['name']!r}")
+    if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int):
+        _bad("seed", f"must be an int, got {cfg['seed']!r}")
+    env = dict(raw.get("env") or {})
+    remote = env.pop("remote", None)
+    try:
+        EnvConfig.from_dict(env)
+    except ValueError as e:
+        raise ValueError(f"config 'env': {e}") from None
+    if remote is not None and not (isinstance(remote, str) or (isinstance(remote, list) and remote and all(
+            isinstance(r, str) for r in remote))):
+        _bad("env.remote", f"must be 'host:port' or a list of them, got {remote!r}")
+    cfg["env"] = {**env, **({"remote": remote} if remote is not None else {})}
+    cfg["reward"] = _check_section("reward", raw.get("reward") or {}, REWARD_DEFAULTS)
+    model = raw.get("model") or {}
+    try:
+        FiveModelConfig.from_dict(model)
+    except ValueError as e:
+        raise ValueError(f"config 'model': {e}") from None
+    cfg["model"] = dict(model)
+    ppo = _check_section("ppo", raw.get("ppo") or {}, PPO_DEFAULTS)
+    for k in ("train_batch_size", "minibatch_size", "num_epochs"):
+        if ppo[k] < 1:
+            _bad(f"ppo.{k}", f"must be >= 1, got {ppo[k]}")
+    for k in ("gae_lambda", "adam_beta1", "adam_beta2"):
+        if not 0.0 <= ppo[k] <= 1.0:
+            _bad(f"ppo.{k}", f"must be in [0, 1], got {ppo[k]}")
+    if ppo["clip_param"] <= 0:
+        _bad("ppo.clip_param", f"must be > 0, got {ppo['clip_param']}")
+    if ppo["dual_clip"] is not None and (isinstance(ppo["dual_clip"], bool) or
+                                         not isinstance(ppo["dual_clip"], (int, float)) or ppo["dual_clip"] <= 1):
+        _bad("ppo.dual_clip", f"must be null or a number > 1 (the paper uses 3), got {ppo['dual_clip']!r}")
+    cfg["ppo"] = ppo
+    sched = raw.get("schedules") or {}
+    if not isinstance(sched, dict):
+        _bad("schedules", "must be a mapping")
+    unknown = sorted(set(sched) - set(SCHEDULED))
+    if unknown:
+        _bad(f"schedules.{unknown[0]}", f"unknown schedule; allowed: {list(SCHEDULED)}")
+    cfg["schedules"] = {}
+    for name in SCHEDULED:
+        s = Schedule.parse(name, sched.get(name, SCHEDULE_DEFAULTS[name]))
+        lo, hi = {"team_spirit": (0.0, 1.0), "lr": (0.0, 1.0), "entropy_coeff": (0.0, 10.0),
+                  "gae_horizon_s": (0.2, 1e5)}[name]
+        for _, y in s.points:
+            if not lo <= y <= hi:
+                _bad(f"schedules.{name}", f"values must be in [{lo}, {hi}], got {y}")
+        cfg["schedules"][name] = s.to_dict()
+    cfg["resources"] = _check_section("resources", raw.get("resources") or {}, RESOURCE_DEFAULTS)
+    for k in ("num_env_runners", "num_cpus"):
+        if cfg["resources"][k] < 0:
+            _bad(f"resources.{k}", f"must be >= 0, got {cfg['resources'][k]}")
+    for k in ("num_envs_per_env_runner", "torch_threads"):
+        if cfg["resources"][k] < 1:
+            _bad(f"resources.{k}", f"must be >= 1, got {cfg['resources'][k]}")
+    ev = _check_section("evaluation", raw.get("evaluation") or {}, EVALUATION_DEFAULTS)
+    from policies.agents import AGENTS
+    for o in ev["opponents"]:
+        if o not in AGENTS:
+            _bad("evaluation.opponents", f"unknown agent {o!r}; allowed: {sorted(AGENTS)}")
+    cfg["evaluation"] = ev
+    stop = raw.get("stop") or {"training_iteration": 10}
+    if not isinstance(stop, dict) or not stop:
+        _bad("stop", f"must be a non-empty mapping with keys from {list(STOP_KEYS)}")
+    for k, v in stop.items():
+        if k not in STOP_KEYS:
+            _bad(f"stop.{k}", f"unknown stop criterion; allowed: {list(STOP_KEYS)}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            _bad(f"stop.{k}", f"must be a positive number, got {v!r}")
+    cfg["stop"] = dict(stop)
+    cfg["checkpoint"] = _check_section("checkpoint", raw.get("checkpoint") or {}, CHECKPOINT_DEFAULTS)
+    sweep = raw.get("sweep") or {}
+    if not isinstance(sweep, dict):
+        _bad("sweep", "must be a mapping of 'section.key' to a list of values")
+    for k, vals in sweep.items():
+        if not isinstance(vals, list) or not vals:
+            _bad(f"sweep.{k}", f"must be a non-empty list of values, got {vals!r}")
+        for v in vals:
+            validate(set_key(copy.deepcopy({x: y for x, y in raw.items() if x != "sweep"}), k, v))
+    cfg["sweep"] = dict(sweep)
+    if not isinstance(cfg["storage_path"], str):
+        _bad("storage_path", "must be a path string")
+    return cfg
+
+
+def set_key(raw: dict, dotted: str, value) -> dict:
+    """raw["a"]["b"] = value for dotted = "a.b" (creating sections)."""
+    parts = dotted.split(".")
+    if parts[0] not in TOP_KEYS:
+        _bad(parts[0], f"unknown key; allowed: {list(TOP_KEYS)}")
+    node = raw
+    for p in parts[:-1]:
+        if node.get(p) is None:
+            node[p] = {}
+        if not isinstance(node[p], dict):
+            _bad(dotted, f"{p!r} is not a section")
+        node = node[p]
+    node[parts[-1]] = value
+    return raw
+
+
+def load(path: str, overrides: list[str] = ()) -> dict:
+    """Reads a YAML run config, applies "--set key=value" overrides (values parsed as YAML) and validates."""
+    if not os.path.isfile(path):
+        raise ValueError(f"config file {path!r} not found")
+    with open(path) as f:
+        raw = yaml.safe_load(f) or {}
+    for item in overrides:
+        if "=" not in item:
+            raise ValueError(f"--set {item!r}: expected key=value, e.g. ppo.num_epochs=2")
+        k, v = item.split("=", 1)
+        set_key(raw, k.strip(), yaml.safe_load(v))
+    return validate(raw)
+

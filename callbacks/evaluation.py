@@ -1,0 +1,51 @@
+"""In-training evaluation: every N iterations the current "main" plays games against reference agents (the random
+agent, the scripted bot) on both sides, with the training randomization off; the win rates land in
+``result["evaluation_games"]`` (and so in progress.csv and TensorBoard).
+"""
+from __future__ import annotations
+
+import time
+
+from ray.rllib.callbacks.callbacks import RLlibCallback
+
+EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
+
+
+def evaluate_module(module, env_config: dict, opponents, games: int, seed: int = 0) -> dict:
+    """Plays `games` games of the module (greedy) against each opponent agent name, alternating sides."""
+    from app.env.moba_env import MobaEnv
+    from policies.agents import make_agent, play_game
+    from policies.module_agent import ModuleAgent
+    env = MobaEnv({**env_config, "evaluation": True})
+    out = {}
+    for name in opponents:
+        wins = draws = 0
+        minutes = 0.0
+        for g in range(games):
+            me, other = ModuleAgent(module), make_agent(name, seed + g)
+            side = "radiant" if g % 2 == 0 else "dire"
+            s = play_game(env, *((me, other) if side == "radiant" else (other, me)), seed=seed + g)
+            wins += s["winner"] == side
+            draws += s["winner"] == "none"
+            minutes += s["game_time_s"] / 60.0
+        out[f"win_rate_vs_{name}"] = wins / games
+        out[f"draw_rate_vs_{name}"] = draws / games
+        out[f"game_minutes_vs_{name}"] = minutes / games
+    return out
+
+
+class EvaluationCallback(RLlibCallback):
+    def on_train_result(self, *, algorithm, result, **kwargs):
+        cfg = algorithm.config.learner_config_dict.get(EVAL_KEY) or {}
+        interval = cfg.get("interval", 0)
+        if not interval or algorithm.iteration % interval != 0:
+            return
+        t = time.time()
+        module = algorithm.get_module("main")
+        module.set_state(algorithm.learner_group.get_weights(module_ids=["main"])["main"])
+        env_config = {k: v for k, v in algorithm.config.env_config.items() if k in cfg.get("env_keys", ())}
+        env_config["time_limit_s"] = cfg.get("time_limit_s", 0.0)
+        res = evaluate_module(module, env_config, cfg.get("opponents", ["random"]), cfg.get("games", 2),
+                              seed=1000 * algorithm.iteration)
+        res["wall_s"] = time.time() - t
+        result["evaluation_games"] = res

@@ -1,0 +1,66 @@
+"""Reward post-processing on the training side: zero sum, team spirit and time decay (seeds/003 app. G).
+
+It wraps the environment (a ``MultiAgentEnv``), because only there are all ten heroes' rewards of the same env
+step together (shared/notes/rllib.md section 3: once the env returns, rewards are summed per agent step and no
+longer aligned across agents). The math is ``app.env.rewards.postprocess_rewards``; the raw reward stays in
+``infos[agent]["raw_reward"]``. Team spirit is changed at runtime by the schedule callback (``set_team_spirit``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+from app.env.rewards import TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
+
+DEFAULT_TEAM_SPIRIT = 0.3  # Table 2, Baseline column
+
+
+class PostprocessedRewardEnv(MultiAgentEnv):
+    """Wraps MobaEnv (or RemoteMobaEnv): same spaces and agents, post-processed rewards."""
+
+    def __init__(self, env, team_spirit: float = DEFAULT_TEAM_SPIRIT, zero_sum: bool = True,
+                 time_decay: bool = True):
+        super().__init__()
+        self.env = env
+        self.possible_agents = env.possible_agents
+        self.agents = env.agents
+        self.observation_spaces = env.observation_spaces
+        self.action_spaces = env.action_spaces
+        self.team_of = np.array([0 if a.startswith("radiant") else 1 for a in self.possible_agents])
+        self.zero_sum = zero_sum
+        self.time_decay_base = TIME_DECAY_BASE if time_decay else 1.0
+        self.team_spirit = DEFAULT_TEAM_SPIRIT
+        self.set_team_spirit(team_spirit)
+
+    def set_team_spirit(self, tau: float):
+        if not 0.0 <= float(tau) <= 1.0:
+            raise ValueError(f"team_spirit must be in [0, 1], got {tau}")
+        self.team_spirit = float(tau)
+
+    def reset(self, *, seed=None, options=None):
+        obs, infos = self.env.reset(seed=seed, options=options)
+        self.agents = self.env.agents
+        return obs, infos
+
+    def step(self, action_dict):
+        obs, rewards, terms, truncs, infos = self.env.step(action_dict)
+        raw = np.array([rewards[a] for a in self.possible_agents])
+        win = np.array([infos[a]["reward_signals"]["win"] for a in self.possible_agents])
+        game_time = infos[self.possible_agents[0]]["game_time_s"]
+        out = postprocess_rewards(raw - win, win, self.team_of, self.team_spirit, game_time, zero_sum=self.zero_sum,
+                                  time_decay_base=self.time_decay_base, time_decay_period_s=TIME_DECAY_PERIOD_S)
+        new_rewards = {}
+        for i, a in enumerate(self.possible_agents):
+            infos[a]["raw_reward"] = float(raw[i])
+            infos[a]["team_spirit"] = self.team_spirit
+            new_rewards[a] = float(out[i])
+        self.agents = self.env.agents
+        return obs, new_rewards, terms, truncs, infos
+
+    def close(self):
+        if hasattr(self.env, "close"):
+            self.env.close()
+
+    @property
+    def unwrapped(self):
+        return self

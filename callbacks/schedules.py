@@ -1,0 +1,117 @@
+"""Hyperparameter schedules (seeds/003 app. C, figure 7): piecewise-linear functions of training iterations or env
+steps for team spirit, learning rate, entropy coefficient and the GAE horizon (gamma = 1 - T / H, T = frameskip /
+30 s, eq. 3).
+
+``ScheduleCallback`` applies them: before the first iteration, after each iteration (for the next one), after a
+checkpoint is restored (``--resume`` continues where the schedules were) and when env runners are recreated (their
+team spirit is set again). The values used by each iteration are logged in ``result["schedule"]``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
+
+from app.game.constants import TICKS_PER_SECOND
+
+SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s")
+UNITS = ("iterations", "env_steps")
+SCHEDULES_KEY = "five_schedules"  # where the schedules travel inside config.learner_config_dict
+
+
+@dataclass(frozen=True)
+class Schedule:
+    points: tuple  # ((x0, y0), (x1, y1), ...), x increasing, x0 = 0
+    unit: str = "iterations"
+
+    @classmethod
+    def parse(cls, name: str, spec) -> "Schedule":
+        """A number (constant), or {"unit": "iterations"|"env_steps", "points": [[x, y], ...]}."""
+        if isinstance(spec, (int, float)) and not isinstance(spec, bool):
+            return cls(((0, float(spec)),))
+        if not isinstance(spec, dict) or set(spec) - {"unit", "points"} or "points" not in spec:
+            raise ValueError(f"schedule {name!r}: a number or a mapping with keys 'points' and optionally 'unit' "
+                             f"({list(UNITS)}), got {spec!r}")
+        unit = spec.get("unit", "iterations")
+        if unit not in UNITS:
+            raise ValueError(f"schedule {name!r}: unit must be one of {list(UNITS)}, got {unit!r}")
+        pts = spec["points"]
+        try:
+            pts = tuple((float(x), float(y)) for x, y in pts)
+        except (TypeError, ValueError):
+            raise ValueError(f"schedule {name!r}: points must be a list of [x, y] number pairs, got {pts!r}") \
+                from None
+        if not pts or pts[0][0] != 0 or any(b[0] <= a[0] for a, b in zip(pts, pts[1:])):
+            raise ValueError(f"schedule {name!r}: points must start at x = 0 and increase in x, got {pts!r}")
+        return cls(pts, unit)
+
+    def value(self, iteration: int, env_steps: int) -> float:
+        x = iteration if self.unit == "iterations" else env_steps
+        xs, ys = zip(*self.points)
+        return float(np.interp(x, xs, ys))
+
+    def to_dict(self):
+        return {"unit": self.unit, "points": [list(p) for p in self.points]}
+
+
+def gamma_from_horizon(horizon_s: float, frameskip: int) -> float:
+    """Eq. 3: H = T / (1 - gamma), T the game time of one agent step."""
+    return 1.0 - (frameskip / TICKS_PER_SECOND) / horizon_s
+
+
+def schedule_values(schedules: dict, iteration: int, env_steps: int, frameskip: int) -> dict:
+    vals = {name: Schedule(tuple(map(tuple, s["points"])), s["unit"]).value(iteration, env_steps)
+            for name, s in schedules.items()}
+    if "gae_horizon_s" in vals:
+        vals["gamma"] = gamma_from_horizon(vals["gae_horizon_s"], frameskip)
+    return vals
+
+
+def _set_team_spirit(env_runner, tau):
+    env = getattr(env_runner, "env", None)
+    if env is None:  # the local runner has no env when there are remote runners
+        return 0
+    n = 0
+    for e in getattr(env, "envs", [env]):
+        target = getattr(e, "unwrapped", e)
+        if hasattr(target, "set_team_spirit"):
+            target.set_team_spirit(tau)
+            n += 1
+    return n
+
+
+class ScheduleCallback(RLlibCallback):
+    def _apply(self, algorithm, iteration: int) -> dict:
+        cfg = algorithm.config.learner_config_dict
+        schedules, frameskip = cfg[SCHEDULES_KEY], cfg.get("frameskip", 4)
+        env_steps = int(algorithm.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
+        vals = schedule_values(schedules, iteration, env_steps, frameskip)
+        learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma") if k in vals}
+        if learner_vals:
+            algorithm.learner_group.foreach_learner(lambda learner: learner.set_schedule_values(learner_vals))
+        if "team_spirit" in vals:
+            tau = vals["team_spirit"]
+            algorithm.env_runner_group.foreach_env_runner(lambda er: _set_team_spirit(er, tau),
+                                                          local_env_runner=True)
+        algorithm._five_schedule_values = vals
+        return vals
+
+    def on_algorithm_init(self, *, algorithm, **kwargs):
+        self._apply(algorithm, algorithm.iteration)
+
+    def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        self._apply(algorithm, algorithm.iteration)
+
+    def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, is_evaluation,
+                                 **kwargs):
+        vals = getattr(algorithm, "_five_schedule_values", None) or self._apply(algorithm, algorithm.iteration)
+        if "team_spirit" in vals and not is_evaluation:
+            tau = vals["team_spirit"]
+            env_runner_group.foreach_env_runner(lambda er: _set_team_spirit(er, tau), remote_worker_ids=
+                                                env_runner_indices, local_env_runner=False)
+
+    def on_train_result(self, *, algorithm, result, **kwargs):
+        result["schedule"] = dict(getattr(algorithm, "_five_schedule_values", {}))
+        self._apply(algorithm, algorithm.iteration)  # values for the next iteration

@@ -1,0 +1,120 @@
+"""The PPO learner for the OpenAI Five module.
+
+On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus, optional KL):
+
+- dual-clip PPO (seeds/004 app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
+- the auxiliary win-probability head (seeds/003 app. D), trained with a small weight on the label of eq. 10;
+- the running observation statistics of the module are updated from every training batch (app. E);
+- ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient and the
+  GAE discount.
+
+Settings come from ``config.learner_config_dict``: ``dual_clip`` (None or c), ``aux_win_coeff``.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ray.rllib.algorithms.ppo.ppo import (LEARNER_RESULTS_KL_KEY, LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY,
+                                          LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY)
+from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+from ray.rllib.connectors.learner import GeneralAdvantageEstimation
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.learner.learner import ENTROPY_KEY, POLICY_LOSS_KEY, VF_LOSS_KEY
+from ray.rllib.evaluation.postprocessing import Postprocessing
+from ray.rllib.utils.torch_utils import explained_variance
+
+from callbacks.win_label import WIN_LABEL
+from policies.five_module import WIN_LOGIT
+
+DUAL_CLIP_C = 3.0  # seeds/004 app. G: "the two clipping hyperparameters ... are set as 0.2 and 3"
+AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
+
+
+def dual_clip_surrogate(adv, ratio, clip: float, dual_clip: float | None):
+    """PPO's clipped surrogate; with dual_clip c, for A < 0 it is max(min(rA, clip(r)A), cA) (seeds/004 H.1)."""
+    surrogate = torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip, 1 + clip))
+    if dual_clip is not None:
+        surrogate = torch.where(adv < 0, torch.max(surrogate, dual_clip * adv), surrogate)
+    return surrogate
+
+
+class FivePPOLearner(PPOTorchLearner):
+    def build(self):
+        super().build()
+        self._five_entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
+
+    # ---- schedules ---------------------------------------------------------------------------------------------------
+    def set_schedule_values(self, values: dict):
+        """Applies scheduled hyperparameters: "lr", "entropy_coeff", "gamma" (any subset)."""
+        if "lr" in values:
+            for optimizer in self._named_optimizers.values():
+                self._set_optimizer_lr(optimizer, float(values["lr"]))
+        if "entropy_coeff" in values:
+            self._five_entropy_coeff = float(values["entropy_coeff"])
+        if "gamma" in values:
+            for c in self._learner_connector.connectors:
+                if isinstance(c, GeneralAdvantageEstimation):
+                    c.gamma = float(values["gamma"])
+        return self.get_schedule_values()
+
+    def get_schedule_values(self) -> dict:
+        lrs = [self._get_optimizer_lr(o) for o in self._named_optimizers.values()]
+        gammas = [c.gamma for c in self._learner_connector.connectors if isinstance(c, GeneralAdvantageEstimation)]
+        return {"lr": float(lrs[0]) if lrs else None, "entropy_coeff": self._five_entropy_coeff,
+                "gamma": float(gammas[0]) if gammas else None}
+
+    # ---- loss ----------------------------------------------------------------------------------------------------------
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        module = self.module[module_id].unwrapped()
+        extra = config.learner_config_dict
+        mask = batch.get(Columns.LOSS_MASK)
+        if mask is None:
+            mask = torch.ones_like(batch[Columns.ACTION_LOGP], dtype=torch.bool)
+        num_valid = mask.sum().clamp_min(1)
+
+        def masked_mean(x):
+            return x[mask].sum() / num_valid
+
+        if hasattr(module, "update_normalizers"):
+            module.update_normalizers(batch[Columns.OBS], mask)
+
+        dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
+        logp = dist.logp(batch[Columns.ACTIONS])
+        ratio = torch.exp(logp - batch[Columns.ACTION_LOGP])
+        adv = batch[Postprocessing.ADVANTAGES]
+        surrogate = dual_clip_surrogate(adv, ratio, config.clip_param, extra.get("dual_clip"))
+
+        values = module.compute_values(batch, embeddings=fwd_out.get(Columns.EMBEDDINGS))
+        vf_loss = (values - batch[Postprocessing.VALUE_TARGETS]) ** 2
+        vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
+
+        entropy = dist.entropy()
+        entropy_coeff = self._five_entropy_coeff
+        if entropy_coeff is None:
+            entropy_coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
+
+        total = masked_mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - entropy_coeff * entropy)
+        if config.use_kl_loss:
+            prev = module.get_exploration_action_dist_cls().from_logits(batch[Columns.ACTION_DIST_INPUTS])
+            kl = masked_mean(prev.kl(dist))
+            total = total + self.curr_kl_coeffs_per_module[module_id] * kl
+        else:
+            kl = torch.tensor(0.0)
+
+        aux_coeff = extra.get("aux_win_coeff", AUX_WIN_COEFF)
+        if WIN_LOGIT in fwd_out and WIN_LABEL in batch:
+            aux = masked_mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL],
+                                                                 reduction="none"))
+            total = total + aux_coeff * aux
+            self.metrics.log_value((module_id, "aux_win_loss"), aux.item(), window=1)
+
+        self.metrics.log_dict({
+            POLICY_LOSS_KEY: -masked_mean(surrogate), VF_LOSS_KEY: masked_mean(vf_loss_clipped),
+            LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY: masked_mean(vf_loss),
+            LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY: explained_variance(batch[Postprocessing.VALUE_TARGETS][mask],
+                                                                     values[mask]),
+            ENTROPY_KEY: masked_mean(entropy), LEARNER_RESULTS_KL_KEY: kl,
+            "entropy_coeff": float(entropy_coeff), "mean_reward_trained": masked_mean(batch[Columns.REWARDS]),
+        }, key=module_id, window=1)
+        return total

@@ -1,0 +1,36 @@
+"""An agent (policies/agents.py protocol) that plays one team with a recurrent RLModule, e.g. a trained "main"."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+
+
+class ModuleAgent:
+    def __init__(self, module, explore: bool = False):
+        self.module = module
+        self.explore = explore
+        self.state = {}
+
+    def reset(self, agent_ids=None):
+        init = self.module.get_initial_state()
+        self.state = {a: {k: np.array(v) for k, v in init.items()} for a in (agent_ids or [])}
+
+    @torch.no_grad()
+    def act(self, observations: dict) -> dict:
+        ids = list(observations)
+        init = self.module.get_initial_state()
+        for a in ids:
+            self.state.setdefault(a, {k: np.array(v) for k, v in init.items()})
+        obs = {k: torch.as_tensor(np.stack([observations[a][k] for a in ids]))[:, None] for k in observations[ids[0]]}
+        state = {k: torch.as_tensor(np.stack([self.state[a][k] for a in ids])) for k in init}
+        batch = {Columns.OBS: obs, Columns.STATE_IN: state}
+        out = self.module.forward_exploration(batch) if self.explore else self.module.forward_inference(batch)
+        dist_cls = self.module.get_exploration_action_dist_cls()
+        dist = dist_cls.from_logits(out[Columns.ACTION_DIST_INPUTS][:, 0])
+        if not self.explore:
+            dist = dist.to_deterministic()
+        action = dist.sample()
+        for i, a in enumerate(ids):
+            self.state[a] = {k: v[i].numpy() for k, v in out[Columns.STATE_OUT].items()}
+        return {a: {k: int(v[i]) for k, v in action.items()} for i, a in enumerate(ids)}

@@ -1,0 +1,51 @@
+"""Running mean/std normalization of float observations (seeds/003 app. E): "for each observation, we keep a
+running mean and standard deviation of all data ever observed; at each timestep we subtract the mean and divide by
+the st dev, clipping the final result to be within (-5, 5)".
+
+The statistics are registered buffers, so they travel with the module's state (checkpoints, and the weights the
+learner pushes to the env runners): runners and learner always normalize alike. Only the learner updates them.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+NORM_CLIP = 5.0  # app. E: clip normalized observations to (-5, 5)
+NORM_EPS = 1e-6
+
+
+class RunningNorm(nn.Module):
+    def __init__(self, n_features: int):
+        super().__init__()
+        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("mean", torch.zeros(n_features, dtype=torch.float64))
+        self.register_buffer("m2", torch.zeros(n_features, dtype=torch.float64))
+
+    @property
+    def std(self) -> torch.Tensor:
+        if self.count < 2:
+            return torch.ones_like(self.mean)
+        return torch.sqrt(self.m2 / (self.count - 1)).clamp_min(NORM_EPS)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Normalizes the last axis of x and clips to (-NORM_CLIP, NORM_CLIP)."""
+        y = (x.double() - self.mean) / self.std
+        return y.clamp(-NORM_CLIP, NORM_CLIP).to(x.dtype)
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        """Merges the rows of x (..., F) where mask (...) is true into the statistics (Chan et al.'s parallel
+        variance update, exact for any batch split)."""
+        x = x.reshape(-1, x.shape[-1]).double()
+        if mask is not None:
+            x = x[mask.reshape(-1).bool()]
+        n = x.shape[0]
+        if n == 0:
+            return
+        b_mean = x.mean(0)
+        b_m2 = ((x - b_mean) ** 2).sum(0)
+        total = self.count + n
+        delta = b_mean - self.mean
+        self.mean += delta * (n / total)
+        self.m2 += b_m2 + delta ** 2 * (self.count * n / total)
+        self.count += n

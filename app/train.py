@@ -208,7 +208,9 @@ def main(argv=None) -> int:
         print(f"error: a run named {cfg['name']!r} exists in {run_dir}: pass --resume to continue it, or "
               f"--set name=<new name>", file=sys.stderr)
         return 2
-    if os.environ.get("RAY_ADDRESS"):
+    if ray.is_initialized():
+        pass  # an embedding process (a test session, a notebook) already started Ray: use it
+    elif os.environ.get("RAY_ADDRESS"):
         ray.init()
     else:
         ray.init(num_cpus=cfg["resources"]["num_cpus"] or None, include_dashboard=False)

@@ -204,10 +204,11 @@ def main(argv=None) -> int:
     if args.resume and not tune.Tuner.can_restore(run_dir):
         print(f"error: --resume: no run to continue in {run_dir}", file=sys.stderr)
         return 2
-    if not args.resume and os.path.exists(os.path.join(run_dir, "tuner.pkl")):
-        print(f"error: a run named {cfg['name']!r} exists in {run_dir}: pass --resume to continue it, or "
-              f"--set name=<new name>", file=sys.stderr)
-        return 2
+    if not args.resume and os.path.exists(run_dir):
+        cfg["name"] = f"{cfg['name']}_{time.strftime('%Y%m%d_%H%M%S')}"
+        print(f"a run named {os.path.basename(run_dir)!r} exists: this one is {cfg['name']!r} "
+              f"(--resume continues the existing one)", flush=True)
+        run_dir = os.path.join(storage, cfg["name"])
     if ray.is_initialized():
         pass  # an embedding process (a test session, a notebook) already started Ray: use it
     elif os.environ.get("RAY_ADDRESS"):

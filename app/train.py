@@ -219,15 +219,21 @@ def main(argv=None) -> int:
     algo_config = build_algo_config(cfg)
     stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
             for k, v in cfg["stop"].items()}
+    train_config.RunStopper.current = stop  # also what a resumed run stops at
     ck = cfg["checkpoint"]
     run_config = tune.RunConfig(
-        name=cfg["name"], storage_path=storage, stop=stop, verbose=0,
+        name=cfg["name"], storage_path=storage, stop=train_config.RunStopper(stop), verbose=0,
         callbacks=[make_progress_callback(run_dir)],
         checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=ck["frequency"], num_to_keep=ck["num_to_keep"],
                                                 checkpoint_at_end=ck["at_end"]))
     t0 = time.time()
     if args.resume:
-        tuner = tune.Tuner.restore(run_dir, trainable=PPO, resume_unfinished=True, resume_errored=True)
+        from ray.tune import ResumeConfig
+        # finished trials too (from their latest checkpoint): a run that reached its stop criteria continues to
+        # the raised ones (RunStopper.current)
+        resume = ResumeConfig(finished=ResumeConfig.ResumeType.RESUME, unfinished=ResumeConfig.ResumeType.RESUME,
+                              errored=ResumeConfig.ResumeType.RESUME)
+        tuner = tune.Tuner.restore(run_dir, trainable=PPO, _resume_config=resume)
     else:
         os.makedirs(run_dir, exist_ok=True)
         with open(os.path.join(run_dir, "run_config.yaml"), "w") as f:

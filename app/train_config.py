@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import os
 import yaml
+from ray.tune.stopper import Stopper  # Tune is imported anyway (through RLlib); Ray is not started
 
 from app.env.config import EnvConfig
 from callbacks.schedules import SCHEDULED, Schedule
@@ -107,6 +108,7 @@ def validate(raw: dict) -> dict:
     if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int):
         _bad("seed", f"must be an int, got {cfg['seed']!r}")
     env = dict(raw.get("env") or {})
+    client = {k: env.pop(k) for k in ("timeout_s", "retries") if k in env}  # RemoteMobaEnv's client settings
     remote = env.pop("remote", None)
     try:
         EnvConfig.from_dict(env)
@@ -115,7 +117,12 @@ def validate(raw: dict) -> dict:
     if remote is not None and not (isinstance(remote, str) or (isinstance(remote, list) and remote and all(
             isinstance(r, str) for r in remote))):
         _bad("env.remote", f"must be 'host:port' or a list of them, got {remote!r}")
-    cfg["env"] = {**env, **({"remote": remote} if remote is not None else {})}
+    if client and remote is None:
+        _bad(f"env.{sorted(client)[0]}", "only applies with env.remote (a game server)")
+    for k, v in client.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < (1e-3 if k == "timeout_s" else 0):
+            _bad(f"env.{k}", f"must be a {'positive' if k == 'timeout_s' else 'non-negative'} number, got {v!r}")
+    cfg["env"] = {**env, **client, **({"remote": remote} if remote is not None else {})}
     cfg["reward"] = _check_section("reward", raw.get("reward") or {}, REWARD_DEFAULTS)
     model = raw.get("model") or {}
     try:
@@ -217,3 +224,26 @@ def load(path: str, overrides: list[str] = ()) -> dict:
         set_key(raw, k.strip(), yaml.safe_load(v))
     return validate(raw)
 
+
+class RunStopper(Stopper):
+    """The run's stop criteria as a Tune stopper: a trial stops when any flattened result key reaches its value.
+
+    A plain dict ``stop`` is frozen into each trial's saved state, so ``--resume`` could never raise it (e.g.
+    ``--set stop.training_iteration=20`` after a 10-iteration run). Tune calls this stopper in the driver process;
+    ``app.train.main`` sets ``RunStopper.current`` to the criteria of the current launch, which win over the
+    pickled ones. It lives here, not in app/train.py, because ``python -m app.train`` runs that file as
+    ``__main__``: a class from there would be pickled by value, detached from the one ``main`` updates."""
+
+    current = None  # the criteria of this process's latest launch (set by app.train.main)
+
+    def __init__(self, criteria: dict):
+        self.criteria = dict(criteria)
+
+    def __call__(self, trial_id, result) -> bool:
+        from ray.tune.utils import flatten_dict
+        flat = flatten_dict(result)
+        crit = RunStopper.current if RunStopper.current is not None else self.criteria
+        return any(k in flat and flat[k] >= v for k, v in crit.items())
+
+    def stop_all(self) -> bool:
+        return False

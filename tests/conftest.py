@@ -17,3 +17,26 @@ try:
     settings.load_profile("moba")
 except ImportError:  # pragma: no cover
     pass
+
+
+# ---- training tests (tests/test_training_*.py) ----------------------------------------------------------------------
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One local Ray session (2 CPUs, no dashboard) shared by every test that needs Ray; workers find the
+    repository's packages through PYTHONPATH. Not started if Ray is already up (e.g. by a caller)."""
+    import ray
+    import torch
+
+    torch.set_num_threads(1)
+    started = False
+    if not ray.is_initialized():
+        pythonpath = os.pathsep.join([ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": pythonpath}})
+        started = True
+    yield ray
+    if started:
+        ray.shutdown()

@@ -177,12 +177,14 @@ def _step_to_wave(g, wave_index):
     """Steps until wave `wave_index` (0-based) has spawned; returns the units of that wave and its spawn time."""
     s = g.s
     target_t = wave_index * WAVE_INTERVAL_S
-    while True:
+    for _ in range(int((target_t + WAVE_INTERVAL_S) / (g.frameskip * DT)) + 2):
         uid0, t0 = s.gi[GI_NEXT_UID], g.time
         g.step(None)
         if s.gi[GI_NEXT_UID] != uid0:
             if t0 + 1e-6 >= target_t - g.frameskip * DT:
                 break
+    else:
+        raise AssertionError(f"wave {wave_index} did not spawn")
     new = [u for u in range(MAX_UNITS) if s.ui[u, I_USED] == 1 and s.ui[u, I_UID] >= uid0]
     return new, t0
 

@@ -25,6 +25,11 @@ from app.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
 _instance_counter = itertools.count()
 
 
+def next_instance_id() -> int:
+    """A process-wide counter that tells env instances of one process apart (mixed into their seeds)."""
+    return next(_instance_counter)
+
+
 def agent_ids(mode: str) -> list[str]:
     n = TEAM_SIZE[mode]
     return [f"{team}_{i}" for team in TEAM_NAMES for i in range(n)]
@@ -38,7 +43,7 @@ class MobaEnv(MultiAgentEnv):
         config = {} if config is None else config  # an empty EnvContext is falsy: never `config or {}`
         self.cfg = EnvConfig.from_dict(config)
         self.worker_index = int(getattr(config, "worker_index", 0) or 0)
-        self.instance_id = next(_instance_counter)
+        self.instance_id = next_instance_id()
         self.team_size = TEAM_SIZE[self.cfg.mode]
         self.n_heroes = 2 * self.team_size
         self.possible_agents = agent_ids(self.cfg.mode)
@@ -53,6 +58,12 @@ class MobaEnv(MultiAgentEnv):
         self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
         self.game: Game | None = None
         self._done = True
+
+    def set_seed_stream(self, worker_index: int, instance_id: int):
+        """Seeds the game stream as the env `instance_id` of env runner `worker_index` would be seeded, so that an
+        env built elsewhere (a game server) replays the games of a local one."""
+        self.worker_index, self.instance_id = int(worker_index), int(instance_id)
+        self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
 
     def _seed_sequence(self, seed):
         # seed 42 on every runner and sub-env would play identical games: mix in the worker and the instance

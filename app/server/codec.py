@@ -88,7 +88,7 @@ def observations_from_proto(msg: "pb.Observations") -> dict:
     return {a: {k: v[i] for k, v in arrays.items()} for i, a in enumerate(ids)}
 
 
-# ---- infos ---------------------------------------------------------------------------------------------------------------
+# ---- infos -----------------------------------------------------------------------------------------------------------
 def json_default(o):
     if isinstance(o, np.generic):
         return o.item()
@@ -139,7 +139,7 @@ def infos_from_proto(infos_map, signal_order=()) -> dict:
     return out
 
 
-# ---- actions ---------------------------------------------------------------------------------------------------------------
+# ---- actions ---------------------------------------------------------------------------------------------------------
 def actions_from_proto(actions_map) -> dict:
     """agent id -> {field: int} with only the fields that were set (the environment names a missing one)."""
     out = {}

@@ -29,7 +29,6 @@ import time
 from concurrent import futures
 
 import grpc
-import numpy as np
 
 from app.server import codec
 from app.server import moba_pb2 as pb
@@ -65,12 +64,8 @@ def _spec_fields(env) -> dict:
 
 def _set_seed_stream(env, worker_index: int, instance_id) -> None:
     """Seeds the game's random stream by (seed, worker_index, instance_id) as a local MobaEnv created by the client
-    would be. MobaEnv has no public hook for this: it mixes its own worker index and instance counter into the seed
-    (moba_env._seed_sequence), so they are set here and its generator rebuilt."""
-    env.worker_index = int(worker_index)
-    if instance_id is not None:
-        env.instance_id = int(instance_id)
-    env._rng = np.random.default_rng(env._seed_sequence(env.cfg.seed))
+    would be seeded (MobaEnv.set_seed_stream)."""
+    env.set_seed_stream(worker_index, env.instance_id if instance_id is None else instance_id)
 
 
 class _Game:
@@ -99,7 +94,7 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
         self._started = time.time()
         self.stopping = False
 
-    # ---- helpers -------------------------------------------------------------------------------------------------------
+    # ---- helpers -----------------------------------------------------------------------------------------------------
     def _get(self, game_id: str, context) -> _Game:
         with self._lock:
             g = self.games.get(game_id)
@@ -159,7 +154,7 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
             self._close(g, f"idle for more than {idle_s:g} s")
         return len(idle)
 
-    # ---- RPCs ------------------------------------------------------------------------------------------------------------
+    # ---- RPCs --------------------------------------------------------------------------------------------------------
     def Health(self, request, context):
         return pb.HealthReply(status="STOPPING" if self.stopping else "SERVING", games=len(self.games),
                               max_games=self.max_games, uptime_s=time.time() - self._started, pid=os.getpid(),
@@ -199,6 +194,9 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
                 fields = _spec_fields(env)
             except (ValueError, TypeError) as e:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            except Exception as e:  # an environment bug: say so, keep serving
+                log.exception("creating a game failed")
+                context.abort(grpc.StatusCode.INTERNAL, f"creating the game failed: {type(e).__name__}: {e}")
             game_id = f"g{next(self._seq)}-{secrets.token_hex(4)}"
             spec = pb.GameSpec(game_id=game_id, **fields)
             g = _Game(game_id, env, spec, env.cfg.seed, request.client or context.peer())

@@ -11,12 +11,14 @@ Config: the local environment's keys (``app/env/config.py``) plus
 - ``remote``: ``"host:port"`` or a list of them; a list spreads games over several servers (game i of a process goes
   to ``addresses[(worker_index + instance number) % len]``);
 - ``timeout_s`` (30): deadline of every call;
-- ``retries`` (3): extra attempts, with exponential backoff, of the idempotent calls (create, spec, list, close, health)
-  when the server is unavailable or slow. ``reset`` and ``step`` are never retried: a game whose server died is lost.
+- ``retries`` (3): extra attempts, with exponential backoff (0.25 s, 0.5 s, 1 s, ...), of creating the game (the one
+  idempotent call the env makes) when the server is unavailable or slow. ``reset`` and ``step`` are never retried:
+  a game whose server died is lost. ``close`` makes one short attempt and never raises.
 
-A dead or unreachable server raises ``GameServerUnavailableError`` (a ``ConnectionError`` and a ``RuntimeError``)
-whose message names the address and the game id; a game the server no longer knows (it restarted) raises
-``RemoteGameLostError``. RLlib's fault tolerance acts on any exception from ``step``/``reset``:
+When the chosen server is down or full (RESOURCE_EXHAUSTED, ``GameServerFullError``), the game is created on the next
+address of the list. A dead or unreachable server raises ``GameServerUnavailableError`` (a ``ConnectionError`` and a
+``RuntimeError``) whose message names the address and the game id; a game the server no longer knows (it restarted)
+raises ``RemoteGameLostError``. RLlib's fault tolerance acts on any exception from ``step``/``reset``:
 ``restart_failed_sub_environments=True`` recreates the env (which creates a new game, retrying while the server comes
 back), ``restart_failed_env_runners=True`` restarts the env runner when that fails too.
 
@@ -28,7 +30,6 @@ otherwise: it is the env creator the training code registers.
 """
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 import os
@@ -42,6 +43,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from app.env.actions import ACTION_KEYS, action_space, validate_action
 from app.env.config import EnvConfig
+from app.env.moba_env import next_instance_id
 from app.env.observation import observation_space
 from app.server import codec
 from app.server import moba_pb2 as pb
@@ -59,17 +61,6 @@ _RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 _INT_TYPES = frozenset((int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64))
 
 
-def _instance_counter():
-    # share the local environment's counter: the k-th env of a process gets instance number k, local or remote,
-    # so a remote game seeds its random stream exactly like the local env it replaces
-    try:
-        from app.env import moba_env
-        return moba_env._instance_counter
-    except (ImportError, AttributeError):  # pragma: no cover
-        return itertools.count()
-
-
-_INSTANCES = _instance_counter()
 
 
 class RemoteEnvError(RuntimeError):
@@ -82,6 +73,10 @@ class GameServerUnavailableError(RemoteEnvError, ConnectionError):
 
 class RemoteGameLostError(RemoteEnvError):
     """The game no longer exists on its server (closed, reaped, or the server restarted)."""
+
+
+class GameServerFullError(RemoteEnvError):
+    """RESOURCE_EXHAUSTED: the server hosts as many games as it may."""
 
 
 # ---- channels: one per address and process, shared by the envs (gRPC multiplexes the calls) ------------------------
@@ -128,12 +123,14 @@ def _split_config(config) -> tuple[dict, dict]:
 
 
 def _connection_error(address, what, game_id, e: grpc.RpcError, attempts: int) -> GameServerUnavailableError:
-    game = f" game {game_id}" if game_id else ""
+    game = f" of game {game_id}" if game_id else ""
     tries = f" after {attempts} attempts" if attempts > 1 else ""
+    consequence = ("no game was created" if not game_id else
+                   "the game is lost (RLlib's restart_failed_sub_environments / restart_failed_env_runners recreate "
+                   "the environment)")
     return GameServerUnavailableError(
         f"game server {address} unavailable during {what}{game}{tries}: {e.code().name}: {e.details()}. "
-        f"The server is down, unreachable or overloaded; the game is lost (RLlib's restart_failed_sub_environments "
-        f"/ restart_failed_env_runners recreate the environment).")
+        f"The server is down, unreachable or overloaded; {consequence}.")
 
 
 class RemoteMobaEnv(MultiAgentEnv):
@@ -156,9 +153,9 @@ class RemoteMobaEnv(MultiAgentEnv):
             raise ValueError(f"env config 'retries': must be an int in [0, 20], got {self.retries!r}")
         self.timeout_s = float(self.timeout_s)
         self.worker_index = int(getattr(config, "worker_index", 0) or 0)
-        self.instance_id = next(_INSTANCES)
-        self.address = self.addresses[(self.worker_index + self.instance_id) % len(self.addresses)]
-        self._stub = pb_grpc.MobaGameStub(_channel(self.address))
+        self.instance_id = next_instance_id()  # shared with MobaEnv: a remote game seeds like the local one
+        first = (self.worker_index + self.instance_id) % len(self.addresses)
+        self._use(self.addresses[first])
         self.game_id = ""
         self._closed = False
         self._obs = None
@@ -169,7 +166,7 @@ class RemoteMobaEnv(MultiAgentEnv):
             client=f"{socket.gethostname()} pid {os.getpid()} worker {self.worker_index}")
         if self.cfg.seed is not None:
             request.seed = self.cfg.seed
-        spec = self._call("CreateGame", request, "create", idempotent=True).spec
+        spec = self._create(request, first)
         self.game_spec = spec
         self.game_id = spec.game_id
         if spec.max_units != self.cfg.max_units or spec.mode != self.cfg.mode:
@@ -190,7 +187,27 @@ class RemoteMobaEnv(MultiAgentEnv):
         log.debug("remote game %s on %s (worker %d, instance %d)", self.game_id, self.address, self.worker_index,
                   self.instance_id)
 
-    # ---- calls ---------------------------------------------------------------------------------------------------------
+    # ---- calls -------------------------------------------------------------------------------------------------------
+    def _use(self, address: str):
+        self.address = address
+        self._stub = pb_grpc.MobaGameStub(_channel(address))
+
+    def _create(self, request, first: int) -> "pb.GameSpec":
+        """Creates the game on addresses[first]; when that server is unavailable or full, on the next ones."""
+        errors = []
+        n = len(self.addresses)
+        for k in range(n):
+            self._use(self.addresses[(first + k) % n])
+            try:
+                return self._call("CreateGame", request, "create", idempotent=True).spec
+            except (GameServerUnavailableError, GameServerFullError) as e:
+                errors.append(e)
+                if k + 1 < n:
+                    log.warning("%s; trying the next game server", e)
+        if n == 1:
+            raise errors[0]
+        raise type(errors[-1])("no game server could create the game: " + "; ".join(str(e) for e in errors))
+
     def _call(self, method: str, request, what: str, idempotent: bool, timeout: float | None = None):
         attempts = 1 + (self.retries if idempotent else 0)
         for k in range(attempts):
@@ -217,10 +234,12 @@ class RemoteMobaEnv(MultiAgentEnv):
             return RemoteGameLostError(f"game server {self.address}: {what} of game {self.game_id}: {details}")
         if code in _RETRYABLE or code == grpc.StatusCode.CANCELLED:
             return _connection_error(self.address, what, self.game_id, e, attempts)
+        if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+            return GameServerFullError(f"game server {self.address}: {what} failed: {code.name}: {details}")
         return RemoteEnvError(f"game server {self.address}: {what} of game {self.game_id or '(new)'} failed: "
                               f"{code.name}: {details}")
 
-    # ---- gymnasium API -------------------------------------------------------------------------------------------------
+    # ---- gymnasium API -----------------------------------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
         self._check_open()
         request = pb.ResetRequest(game_id=self.game_id)
@@ -271,7 +290,7 @@ class RemoteMobaEnv(MultiAgentEnv):
         """The latest observation of every agent (as MobaEnv.observations)."""
         return self._obs
 
-    # ---- helpers -------------------------------------------------------------------------------------------------------
+    # ---- helpers -----------------------------------------------------------------------------------------------------
     def _check_open(self):
         if self._closed:
             raise RuntimeError(f"RemoteMobaEnv: game {self.game_id} on {self.address} was closed")

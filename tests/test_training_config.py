@@ -1,0 +1,293 @@
+"""The run configuration (app/train_config.py), the CLI's early failure (app/train.py) and the schedules
+(callbacks/schedules.py)."""
+from __future__ import annotations
+
+import copy
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from app import train_config
+from app.env.config import DEFAULT_MAX_UNITS
+from callbacks.schedules import SCHEDULED, UNITS, Schedule, gamma_from_horizon, schedule_values
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMOKE = os.path.join(ROOT, "tune_configs", "smoke.yaml")
+
+
+def smoke_raw() -> dict:
+    with open(SMOKE) as f:
+        return yaml.safe_load(f)
+
+
+def error_of(raw: dict) -> str:
+    with pytest.raises(ValueError) as e:
+        train_config.validate(raw)
+    return str(e.value)
+
+
+def with_key(dotted: str, value) -> dict:
+    return train_config.set_key(smoke_raw(), dotted, value)
+
+
+# ---- validation errors name the key and what is allowed ----------------------------------------------------------------
+def test_defaults_fill_an_empty_config():
+    cfg = train_config.validate({})
+    assert cfg["ppo"] == train_config.PPO_DEFAULTS
+    assert cfg["reward"] == train_config.REWARD_DEFAULTS
+    assert cfg["resources"] == train_config.RESOURCE_DEFAULTS
+    assert set(cfg["schedules"]) == set(SCHEDULED)
+    assert cfg["schedules"]["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3]]}
+    assert cfg["stop"] == {"training_iteration": 10}
+
+
+def test_unknown_top_level_key():
+    msg = error_of({**smoke_raw(), "learning_rate": 0.1})
+    assert "'learning_rate'" in msg and "unknown key" in msg
+    for k in train_config.TOP_KEYS:
+        assert k in msg
+
+
+def test_unknown_ppo_key():
+    msg = error_of(with_key("ppo.lr", 0.1))
+    assert "'ppo.lr'" in msg
+    for k in train_config.PPO_DEFAULTS:
+        assert k in msg
+
+
+def test_wrong_type():
+    msg = error_of(with_key("ppo.num_epochs", "two"))
+    assert "'ppo.num_epochs'" in msg and "int" in msg and "'two'" in msg
+    msg = error_of(with_key("reward.zero_sum", "yes"))
+    assert "'reward.zero_sum'" in msg and "bool" in msg
+    msg = error_of(with_key("ppo", [1, 2]))
+    assert "'ppo'" in msg and "mapping" in msg
+    msg = error_of(with_key("seed", 1.5))
+    assert "'seed'" in msg
+
+
+@pytest.mark.parametrize("dotted,value,expect", [
+    ("ppo.gae_lambda", 1.5, "[0, 1]"),
+    ("ppo.adam_beta1", -0.1, "[0, 1]"),
+    ("ppo.num_epochs", 0, ">= 1"),
+    ("ppo.clip_param", 0.0, "> 0"),
+    ("ppo.dual_clip", 0.5, "> 1"),
+    ("schedules.team_spirit", 1.2, "[0.0, 1.0]"),
+    ("schedules.team_spirit", {"points": [[0, 0.3], [10, 1.5]]}, "[0.0, 1.0]"),
+    ("schedules.gae_horizon_s", 0.0, "[0.2"),
+    ("resources.num_envs_per_env_runner", 0, ">= 1"),
+])
+def test_out_of_range(dotted, value, expect):
+    msg = error_of(with_key(dotted, value))
+    assert repr(dotted) in msg and expect in msg, msg
+
+
+@pytest.mark.parametrize("spec,expect", [
+    ({"points": [[1, 0.3], [10, 0.5]]}, "start at x = 0"),
+    ({"points": [[0, 0.3], [10, 0.5], [5, 0.4]]}, "increase in x"),
+    ({"points": [[0, 0.3], [0, 0.5]]}, "increase in x"),
+    ({"points": []}, "start at x = 0"),
+    ({"unit": "minutes", "points": [[0, 0.3]]}, "unit must be one of"),
+    ({"points": [[0, "high"]]}, "number pairs"),
+    ({"point": [[0, 0.3]]}, "'points'"),
+    ("high", "a number or a mapping"),
+])
+def test_bad_schedule_spec(spec, expect):
+    msg = error_of(with_key("schedules.team_spirit", spec))
+    assert "team_spirit" in msg and expect in msg, msg
+    if "unit" in expect:
+        for u in UNITS:
+            assert u in msg
+
+
+def test_unknown_schedule():
+    msg = error_of(with_key("schedules.gamma", 0.99))
+    assert "'schedules.gamma'" in msg
+    for name in SCHEDULED:
+        assert name in msg
+
+
+def test_bad_env_key():
+    msg = error_of(with_key("env.mode", "3v3"))
+    assert "'env'" in msg and "'mode'" in msg and "'3v3'" in msg
+    for mode in DEFAULT_MAX_UNITS:
+        assert mode in msg
+    msg = error_of(with_key("env.colour", "red"))
+    assert "colour" in msg and "allowed" in msg and "frameskip" in msg
+    msg = error_of(with_key("env.remote", 8000))
+    assert "'env.remote'" in msg
+
+
+def test_bad_model_key():
+    msg = error_of(with_key("model.lstm_units", 64))
+    assert "'model'" in msg and "lstm_units" in msg and "lstm_size" in msg
+    msg = error_of(with_key("model.lstm_size", 0))
+    assert "'model'" in msg and "lstm_size" in msg and "positive int" in msg
+
+
+def test_bad_stop_key():
+    msg = error_of(with_key("stop.episodes", 3))
+    assert "'stop.episodes'" in msg
+    for k in train_config.STOP_KEYS:
+        assert k in msg
+    msg = error_of(with_key("stop.training_iteration", -1))
+    assert "'stop.training_iteration'" in msg and "positive" in msg
+
+
+def test_bad_evaluation_opponent():
+    msg = error_of(with_key("evaluation.opponents", ["random", "alphastar"]))
+    assert "'evaluation.opponents'" in msg and "'alphastar'" in msg
+    for name in ("noop", "random", "scripted"):
+        assert name in msg
+
+
+def test_bad_sweep_value_names_the_swept_key():
+    raw = smoke_raw()
+    raw["sweep"] = {"schedules.team_spirit": [0.1, 2.0]}
+    msg = error_of(raw)
+    assert "team_spirit" in msg and "[0.0, 1.0]" in msg
+
+
+# ---- load and --set ----------------------------------------------------------------------------------------------------
+def test_set_overrides_apply_dotted_keys_with_yaml_values():
+    cfg = train_config.load(SMOKE, [
+        "ppo.num_epochs=2", "env.mode=5v5", "reward.zero_sum=false", "ppo.dual_clip=3", "seed=7",
+        "evaluation.opponents=[random, scripted]", "schedules.lr=1.0e-4",
+        "schedules.team_spirit={unit: env_steps, points: [[0, 0.1], [1000, 0.9]]}",
+        "stop={training_iteration: 5}", "name=other"])
+    assert cfg["ppo"]["num_epochs"] == 2
+    assert cfg["env"]["mode"] == "5v5" and cfg["env"]["time_limit_s"] == 60  # the rest of the section kept
+    assert cfg["reward"]["zero_sum"] is False
+    assert cfg["ppo"]["dual_clip"] == 3
+    assert cfg["seed"] == 7 and cfg["name"] == "other"
+    assert cfg["evaluation"]["opponents"] == ["random", "scripted"]
+    assert cfg["schedules"]["lr"] == {"unit": "iterations", "points": [[0.0, 1e-4]]}
+    assert cfg["schedules"]["team_spirit"] == {"unit": "env_steps", "points": [[0.0, 0.1], [1000.0, 0.9]]}
+    assert cfg["stop"] == {"training_iteration": 5}
+    assert cfg["model"]["lstm_size"] == 32  # untouched sections stay as in the file
+
+
+def test_set_override_errors():
+    with pytest.raises(ValueError, match="expected key=value"):
+        train_config.load(SMOKE, ["ppo.num_epochs"])
+    with pytest.raises(ValueError, match="'ppo.num_epochs'"):
+        train_config.load(SMOKE, ["ppo.num_epochs=two"])
+    with pytest.raises(ValueError, match="'optimizer'"):
+        train_config.load(SMOKE, ["optimizer.lr=0.1"])
+    with pytest.raises(ValueError, match="'name.first'"):
+        train_config.load(SMOKE, ["name.first=x"])  # name is not a section
+    with pytest.raises(ValueError, match="not found"):
+        train_config.load(os.path.join(ROOT, "tune_configs", "no_such_config.yaml"))
+
+
+def test_set_key_creates_sections_without_touching_the_input_elsewhere():
+    raw = {"ppo": {"num_epochs": 1}}
+    before = copy.deepcopy(raw)
+    train_config.set_key(raw, "resources.num_env_runners", 0)
+    assert raw == {**before, "resources": {"num_env_runners": 0}}
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "tune_configs", "*.yaml"))))
+def test_every_shipped_config_validates(path):
+    cfg = train_config.load(path)
+    assert cfg["name"]
+    again = train_config.validate(copy.deepcopy(cfg))  # a validated config is itself valid (run_config.yaml)
+    assert again == cfg
+
+
+def test_smoke_config_is_a_small_1v1_run():
+    cfg = train_config.load(SMOKE)
+    assert cfg["env"]["mode"] == "1v1"
+    assert cfg["schedules"]["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3], [3.0, 0.8]]}
+
+
+# ---- the CLI fails before Ray starts ----------------------------------------------------------------------------------
+def run_mains_in_subprocess(arg_lists, tmp_path):
+    """Runs app.train.main once per argument list in one fresh interpreter; returns [(rc, stderr, ray started)]."""
+    code = ("import contextlib, io, json, sys, ray\n"
+            "from app.train import main\n"
+            "out = []\n"
+            f"for args in {arg_lists!r}:\n"
+            "    err = io.StringIO()\n"
+            "    with contextlib.redirect_stderr(err):\n"
+            "        rc = main(args)\n"
+            "    out.append([rc, err.getvalue(), ray.is_initialized()])\n"
+            "print('RESULTS ' + json.dumps(out))\n")
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), "HOME": str(tmp_path)}
+    p = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), env=env, capture_output=True, text=True,
+                       timeout=180)
+    lines = [line for line in p.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert p.returncode == 0 and lines, p.stdout + p.stderr
+    return json.loads(lines[-1][len("RESULTS "):])
+
+
+def test_main_with_a_bad_config_returns_2_before_ray_starts(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    raw = smoke_raw()
+    raw["ppo"]["num_epochs"] = "two"
+    bad.write_text(yaml.safe_dump(raw))
+    results = run_mains_in_subprocess([
+        ["--config", str(bad), "--set", f"storage_path={tmp_path / 'results'}"],
+        ["--config", SMOKE, "--set", "env.mode=3v3", "--set", f"storage_path={tmp_path / 'results'}"],
+        ["--config", str(tmp_path / "missing.yaml")],
+    ], tmp_path)
+    (rc1, err1, ray1), (rc2, err2, ray2), (rc3, err3, ray3) = results
+    assert rc1 == 2 and "ppo.num_epochs" in err1 and "'two'" in err1, err1
+    assert rc2 == 2 and "mode" in err2 and "3v3" in err2 and "5v5" in err2, err2
+    assert rc3 == 2 and "not found" in err3, err3
+    assert (ray1, ray2, ray3) == (False, False, False), "Ray was started for a bad config"
+    assert not (tmp_path / "results").exists()
+
+
+# ---- schedules ----------------------------------------------------------------------------------------------------------
+def test_schedule_interpolates_piecewise_linearly_and_clamps():
+    s = Schedule.parse("team_spirit", {"points": [[0, 0.2], [10, 0.6], [30, 1.0]]})
+    assert s.unit == "iterations"
+    assert s.value(0, 10**9) == pytest.approx(0.2)  # iterations: env steps do not matter
+    assert s.value(5, 0) == pytest.approx(0.4)
+    assert s.value(10, 0) == pytest.approx(0.6)
+    assert s.value(20, 0) == pytest.approx(0.8)
+    assert s.value(30, 0) == pytest.approx(1.0)
+    assert s.value(1000, 0) == pytest.approx(1.0)  # clamped after the last point
+    assert s.value(-5, 0) == pytest.approx(0.2)  # and before the first
+
+
+def test_schedule_in_env_steps():
+    s = Schedule.parse("lr", {"unit": "env_steps", "points": [[0, 1e-3], [2000, 1e-5]]})
+    assert s.value(10**6, 0) == pytest.approx(1e-3)  # iterations do not matter
+    assert s.value(0, 1000) == pytest.approx((1e-3 + 1e-5) / 2)
+    assert s.value(0, 500) == pytest.approx(1e-3 - 0.25 * (1e-3 - 1e-5))
+    assert s.value(0, 10**7) == pytest.approx(1e-5)
+
+
+def test_constant_schedule_and_round_trip():
+    s = Schedule.parse("entropy_coeff", 0.01)
+    assert s.value(0, 0) == s.value(10**6, 10**9) == pytest.approx(0.01)
+    s = Schedule.parse("team_spirit", {"unit": "env_steps", "points": [[0, 0.1], [5, 0.2]]})
+    assert Schedule.parse("team_spirit", s.to_dict()) == s
+
+
+def test_gamma_from_horizon():
+    assert gamma_from_horizon(180, 4) == pytest.approx(0.99926, abs=5e-6)  # seeds/README: eq. 3
+    assert gamma_from_horizon(180, 4) == pytest.approx(1 - (4 / 30) / 180, abs=1e-15)
+    assert gamma_from_horizon(360, 4) > gamma_from_horizon(180, 4)  # a longer horizon, a larger gamma
+
+
+def test_schedule_values_adds_gamma():
+    cfg = train_config.load(SMOKE)
+    vals = schedule_values(cfg["schedules"], 0, 0, 4)
+    assert set(vals) == set(SCHEDULED) | {"gamma"}
+    assert vals["gamma"] == pytest.approx(gamma_from_horizon(180.0, 4))
+    assert vals["team_spirit"] == pytest.approx(0.3) and vals["lr"] == pytest.approx(3e-4)
+    assert schedule_values(cfg["schedules"], 3, 0, 4)["team_spirit"] == pytest.approx(0.8)
+    assert schedule_values(cfg["schedules"], 1, 0, 4)["team_spirit"] == pytest.approx(0.3 + 0.5 / 3)
+    horizon = {"gae_horizon_s": {"unit": "iterations", "points": [[0, 60.0], [10, 180.0]]}}
+    v = schedule_values(horizon, 5, 0, 2)
+    assert v["gae_horizon_s"] == pytest.approx(120.0)
+    assert v["gamma"] == pytest.approx(1 - (2 / 30) / 120.0)
+    assert "gamma" not in schedule_values({"lr": {"unit": "iterations", "points": [[0, 1e-3]]}}, 0, 0, 4)

@@ -1,0 +1,399 @@
+"""The OpenAI Five network, its action distribution, observation normalization and the dual-clip surrogate
+(policies/five_module.py, action_distribution.py, normalization.py, five_learner.py). No Ray session needed."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from app.env.actions import A_NOOP, N_PRIMARY
+from app.env.moba_env import MobaEnv
+from app.game.abilities import TARGET_TYPE_READS_UNIT
+from policies.action_distribution import FiveActionDistribution
+from policies.five_learner import dual_clip_surrogate
+from policies.five_module import FiveRLModule
+from policies.normalization import NORM_CLIP, RunningNorm
+from policies.scripted import ScriptedAgent
+
+torch.set_num_threads(1)
+
+TINY_MODEL = {"lstm_size": 16, "unit_embed": 16, "hero_embed": 16, "global_embed": 8, "private_embed": 16,
+              "replica_size": 32, "action_embed": 16, "categorical_embed": 4, "max_seq_len": 4}
+READS_UNIT_TYPES = {tt for tt, reads in enumerate(TARGET_TYPE_READS_UNIT) if reads}
+
+
+# ---- helpers ---------------------------------------------------------------------------------------------------------
+def build_module(env, seed=0, model=None):
+    torch.manual_seed(seed)
+    a0 = env.possible_agents[0]
+    return RLModuleSpec(module_class=FiveRLModule, observation_space=env.observation_spaces[a0],
+                        action_space=env.action_spaces[a0], model_config=dict(model or TINY_MODEL)).build()
+
+
+_GAMES = {}
+
+
+def played_game(mode, steps=150, seed=3):
+    """(env, list of observation dicts, one per step): a game played by the scripted bot on both sides, so that
+    attacks, spells and items (the unit-reading actions) become legal."""
+    if mode not in _GAMES:
+        env = MobaEnv({"mode": mode, "seed": seed})
+        obs, _ = env.reset(seed=seed)
+        bot = ScriptedAgent(seed)
+        bot.reset(env.possible_agents)
+        history = [obs]
+        for _ in range(steps):
+            obs, _, term, trunc, _ = env.step(bot.act(obs))
+            history.append(obs)
+            assert not term["__all__"] and not trunc["__all__"]
+        _GAMES[mode] = (env, history)
+    return _GAMES[mode]
+
+
+def stack_obs(obs_list):
+    """A list (B) of per-agent observations -> the module's OBS dict of (B, T=1, ...) tensors."""
+    return {k: torch.as_tensor(np.stack([o[k] for o in obs_list]))[:, None] for k in obs_list[0]}
+
+
+def zero_state(module, b):
+    return {k: torch.zeros(b, *np.shape(v)) for k, v in module.get_initial_state().items()}
+
+
+def dist_of(module, obs_list):
+    batch = {Columns.OBS: stack_obs(obs_list), Columns.STATE_IN: zero_state(module, len(obs_list))}
+    with torch.no_grad():
+        out = module.forward_exploration(batch)
+    return module.get_exploration_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS][:, 0])
+
+
+def assert_samples_legal(dist, obs_list, n=200):
+    """Samples n actions for every row; returns how many sampled a unit-reading primary action."""
+    unit_reads = 0
+    for _ in range(n):
+        act = {k: v.numpy() for k, v in dist.sample().items()}
+        for i, o in enumerate(obs_list):
+            p = int(act["primary"][i])
+            assert o["action_mask"][p] == 1, f"row {i}: masked primary action {p} sampled"
+            if o["action_target_type"][p] in READS_UNIT_TYPES:
+                unit_reads += 1
+                kind = o["action_unit_kind"][p]
+                u = int(act["target_unit"][i])
+                assert o["unit_masks"][kind, u] == 1, f"row {i}: masked unit {u} sampled for primary action {p}"
+    return unit_reads
+
+
+def everything_legal(obs_list, seed=0):
+    """Doctored observations: random sparse unit masks (subsets of the valid rows) and every primary action legal
+    whose target (if it reads one) has at least one legal unit."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for o in obs_list:
+        o = {k: np.array(v) for k, v in o.items()}
+        valid = o["unit_valid"] > 0
+        o["unit_masks"] = ((rng.random(o["unit_masks"].shape) < 0.3) & valid[None]).astype(o["unit_masks"].dtype)
+        reads = np.isin(o["action_target_type"], list(READS_UNIT_TYPES))
+        has_unit = o["unit_masks"][o["action_unit_kind"]].any(-1)
+        o["action_mask"] = (~reads | has_unit).astype(o["action_mask"].dtype)
+        out.append(o)
+    return out
+
+
+# ---- masking ---------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["1v1", "5v5"])
+def test_masked_actions_are_never_sampled(mode):
+    env, history = played_game(mode)
+    module = build_module(env)
+    reads = 0
+    for obs in history[-3:]:
+        obs_list = [obs[a] for a in env.possible_agents]
+        reads += assert_samples_legal(dist_of(module, obs_list), obs_list)
+    assert reads > 0, "the game never offered a unit-reading action: the unit mask was not exercised"
+
+
+@pytest.mark.parametrize("mode", ["1v1", "5v5"])
+def test_masked_units_are_never_sampled_when_every_action_is_legal(mode):
+    env, history = played_game(mode)
+    module = build_module(env)
+    obs_list = everything_legal([history[-1][a] for a in env.possible_agents])
+    assert sum(o["action_mask"].sum() for o in obs_list) > 3 * len(obs_list)
+    assert assert_samples_legal(dist_of(module, obs_list), obs_list) > 20
+
+
+@pytest.mark.parametrize("mode", ["1v1", "5v5"])
+def test_noop_only_mask_samples_only_noop(mode):
+    env, history = played_game(mode)
+    module = build_module(env)
+    obs_list = []
+    for a in env.possible_agents:
+        o = {k: np.array(v) for k, v in history[-1][a].items()}
+        o["action_mask"][:] = 0
+        o["action_mask"][A_NOOP] = 1
+        obs_list.append(o)
+    dist = dist_of(module, obs_list)
+    for _ in range(200):
+        assert (dist.sample()["primary"] == A_NOOP).all()
+    # an all-zero mask (no-op not even marked): no-op stays legal, never NaN
+    for o in obs_list:
+        o["action_mask"][:] = 0
+    dist = dist_of(module, obs_list)
+    assert torch.isfinite(dist.primary).all()
+    for _ in range(50):
+        assert (dist.sample()["primary"] == A_NOOP).all()
+
+
+def test_module_forward_shapes_and_values():
+    env, history = played_game("1v1")
+    module = build_module(env)
+    obs_list = [history[-1][a] for a in env.possible_agents]
+    batch = {Columns.OBS: stack_obs(obs_list), Columns.STATE_IN: zero_state(module, len(obs_list))}
+    out = module.forward_train(batch)
+    b = len(obs_list)
+    assert out[Columns.ACTION_DIST_INPUTS].shape == (b, 1, module.action_dist_cls.required_input_dim())
+    assert out[Columns.STATE_OUT]["h"].shape == (b, TINY_MODEL["lstm_size"])
+    values = module.compute_values(batch, embeddings=out[Columns.EMBEDDINGS])
+    assert values.shape == (b, 1) and torch.isfinite(values).all()
+    assert torch.allclose(values, module.compute_values(batch), atol=1e-6)
+
+
+# ---- the action distribution ----------------------------------------------------------------------------------------
+P, U = 3, 2
+# primary 0 reads nothing (no target), 1 reads unit and offsets (unit + offset), 2 reads the unit only
+READS_UNIT = torch.tensor([False, True, True])
+READS_OFFSET = torch.tensor([False, True, False])
+
+
+def tiny_dist(seed=0, scale=1.0, cls=None):
+    g = torch.Generator().manual_seed(seed)
+    cls = cls or FiveActionDistribution.make(P, U)
+    r = lambda *s: scale * torch.randn(1, *s, generator=g, dtype=torch.float64)  # noqa: E731
+    logits = FiveActionDistribution.pack(r(P), r(P, U), r(4), r(9), r(9), READS_UNIT[None], READS_OFFSET[None])
+    return cls.from_logits(logits)
+
+
+def action(p, d=0, u=0, x=4, y=4):
+    return {"primary": torch.tensor([p]), "delay": torch.tensor([d]), "target_unit": torch.tensor([u]),
+            "offset_x": torch.tensor([x]), "offset_y": torch.tensor([y])}
+
+
+def effective_actions():
+    """Every distinct action: parameters a primary action does not read are fixed (they are ignored)."""
+    for p in range(P):
+        units = range(U) if READS_UNIT[p] else [0]
+        offs = range(9) if READS_OFFSET[p] else [4]
+        for d, u, x, y in itertools.product(range(4), units, offs, offs):
+            yield action(p, d, u, x, y)
+
+
+def test_pack_and_from_logits_round_trip():
+    d = tiny_dist()
+    cls = type(d)
+    assert cls.required_input_dim() == P + P * U + 4 + 9 + 9 + P + P
+    again = cls.from_logits(FiveActionDistribution.pack(d.primary, d.unit, d.delay, d.offset_x, d.offset_y,
+                                                        d.reads_unit, d.reads_offset))
+    for k in ("primary", "unit", "delay", "offset_x", "offset_y", "reads_unit", "reads_offset"):
+        assert torch.equal(getattr(again, k), getattr(d, k)), k
+
+
+def test_logp_ignores_parameters_the_primary_action_does_not_read():
+    d = tiny_dist()
+    # primary 0 reads neither the unit nor the offsets
+    assert torch.equal(d.logp(action(0, 1, 0, 2, 3)), d.logp(action(0, 1, 1, 7, 0)))
+    # primary 2 reads the unit, not the offsets
+    assert torch.equal(d.logp(action(2, 1, 1, 2, 3)), d.logp(action(2, 1, 1, 8, 8)))
+    assert not torch.allclose(d.logp(action(2, 1, 0)), d.logp(action(2, 1, 1)))
+    # primary 1 reads unit and offsets; every action reads the delay
+    assert not torch.allclose(d.logp(action(1, 1, 1, 2, 3)), d.logp(action(1, 1, 1, 2, 4)))
+    assert not torch.allclose(d.logp(action(1, 1, 1, 2, 3)), d.logp(action(1, 1, 1, 5, 3)))
+    assert not torch.allclose(d.logp(action(1, 1, 0, 2, 3)), d.logp(action(1, 1, 1, 2, 3)))
+    assert not torch.allclose(d.logp(action(0, 0)), d.logp(action(0, 3)))
+
+
+def test_logp_is_the_sum_of_the_read_components():
+    d = tiny_dist(seed=1)
+    lsm = lambda t: F.log_softmax(t[0], -1).numpy()  # noqa: E731
+    for p, dl, u, x, y in [(0, 2, 1, 0, 8), (1, 3, 1, 6, 2), (2, 0, 0, 1, 1)]:
+        expected = lsm(d.primary)[p] + lsm(d.delay)[dl]
+        if READS_UNIT[p]:
+            expected += F.log_softmax(d.unit[0, p], -1).numpy()[u]
+        if READS_OFFSET[p]:
+            expected += lsm(d.offset_x)[x] + lsm(d.offset_y)[y]
+        assert d.logp(action(p, dl, u, x, y)).item() == pytest.approx(expected, abs=1e-12)
+
+
+def test_unit_logits_follow_the_sampled_primary_action():
+    d = tiny_dist(seed=2)
+    d.unit[0, 1] = torch.tensor([50.0, -50.0], dtype=torch.float64)  # primary 1 always picks unit 0
+    d.unit[0, 2] = torch.tensor([-50.0, 50.0], dtype=torch.float64)  # primary 2 always picks unit 1
+    for _ in range(100):
+        a = d.sample()
+        p = int(a["primary"])
+        if p in (1, 2):
+            assert int(a["target_unit"]) == p - 1
+
+
+def test_effective_action_probabilities_sum_to_one_and_entropy_is_exact():
+    d = tiny_dist(seed=3)
+    logps = torch.cat([d.logp(a) for a in effective_actions()])
+    probs = logps.exp()
+    assert probs.sum().item() == pytest.approx(1.0, abs=1e-9)
+    h_exact = -(probs * logps).sum().item()
+    assert d.entropy().item() == pytest.approx(h_exact, abs=1e-9)
+
+
+def test_entropy_matches_monte_carlo():
+    d = tiny_dist(seed=4)
+    torch.manual_seed(0)
+    n = 20000
+    big = type(d).from_logits(FiveActionDistribution.pack(
+        d.primary.expand(n, -1), d.unit.expand(n, -1, -1), d.delay.expand(n, -1), d.offset_x.expand(n, -1),
+        d.offset_y.expand(n, -1), d.reads_unit.expand(n, -1), d.reads_offset.expand(n, -1)))
+    neg_logp = -big.logp(big.sample())
+    stderr = neg_logp.std().item() / np.sqrt(n)
+    assert neg_logp.mean().item() == pytest.approx(d.entropy().item(), abs=4 * stderr)
+
+
+def test_kl_is_zero_for_itself_positive_otherwise_and_exact():
+    p, q = tiny_dist(seed=5), tiny_dist(seed=6)
+    assert p.kl(p).item() == pytest.approx(0.0, abs=1e-12)
+    kl = p.kl(q).item()
+    assert kl > 0
+    lp = torch.cat([p.logp(a) for a in effective_actions()])
+    lq = torch.cat([q.logp(a) for a in effective_actions()])
+    assert kl == pytest.approx((lp.exp() * (lp - lq)).sum().item(), abs=1e-9)
+    # a difference in a parameter that no primary action reads with probability > 0 would not count: make the unit
+    # logits differ only for primary 0, which never reads a unit
+    r = tiny_dist(seed=5)
+    r.unit = r.unit.clone()
+    r.unit[0, 0] += torch.tensor([3.0, -3.0], dtype=torch.float64)
+    assert p.kl(r).item() == pytest.approx(0.0, abs=1e-12)
+
+
+def test_to_deterministic_picks_the_argmaxes():
+    d = tiny_dist(seed=7, scale=3.0)
+    det = d.to_deterministic()
+    a = det.sample()
+    p = int(d.primary[0].argmax())
+    assert int(a["primary"]) == p
+    assert int(a["delay"]) == int(d.delay[0].argmax())
+    assert int(a["target_unit"]) == int(d.unit[0, p].argmax())
+    assert int(a["offset_x"]) == int(d.offset_x[0].argmax())
+    assert int(a["offset_y"]) == int(d.offset_y[0].argmax())
+    for _ in range(5):
+        assert {k: int(v) for k, v in det.sample().items()} == {k: int(v) for k, v in a.items()}
+    assert torch.equal(det.logp(a), d.logp(a))
+
+
+# ---- normalization ---------------------------------------------------------------------------------------------------
+def test_running_norm_chunked_updates_equal_numpy_statistics():
+    rng = np.random.default_rng(0)
+    x = rng.normal([3.0, -200.0, 0.01], [2.0, 50.0, 0.001], size=(97, 3))
+    one, chunked = RunningNorm(3), RunningNorm(3)
+    one.update(torch.as_tensor(x))
+    for a, b in [(0, 7), (7, 8), (8, 60), (60, 62), (62, 97)]:
+        chunked.update(torch.as_tensor(x[a:b], dtype=torch.float32))
+    for norm in (one, chunked):
+        assert norm.count.item() == 97
+        np.testing.assert_allclose(norm.mean.numpy(), x.mean(0), rtol=1e-6)
+        np.testing.assert_allclose(norm.std.numpy(), x.std(0, ddof=1), rtol=1e-5)
+    np.testing.assert_allclose(chunked.mean.numpy(), one.mean.numpy(), rtol=1e-6)
+    y = one(torch.as_tensor(x[:5], dtype=torch.float32)).numpy()
+    np.testing.assert_allclose(y, np.clip((x[:5] - x.mean(0)) / x.std(0, ddof=1), -5, 5), rtol=1e-4, atol=1e-5)
+
+
+def test_running_norm_ignores_masked_rows_and_clips():
+    rng = np.random.default_rng(1)
+    x = rng.normal(10.0, 3.0, size=(4, 6, 2))
+    mask = rng.random((4, 6)) < 0.5
+    x[~mask] = 1e6  # garbage in masked rows must not leak into the statistics
+    norm = RunningNorm(2)
+    norm.update(torch.as_tensor(x), torch.as_tensor(mask))
+    norm.update(torch.as_tensor(x[:0]))  # an empty batch changes nothing
+    assert norm.count.item() == mask.sum()
+    np.testing.assert_allclose(norm.mean.numpy(), x[mask].mean(0), rtol=1e-9)
+    np.testing.assert_allclose(norm.std.numpy(), x[mask].std(0, ddof=1), rtol=1e-9)
+    y = norm(torch.tensor([[1e9, -1e9], [10.0, 10.0]]))
+    assert y.abs().max().item() <= NORM_CLIP
+    assert y[0].tolist() == [NORM_CLIP, -NORM_CLIP]
+    # before two rows have been seen the std is 1
+    fresh = RunningNorm(2)
+    assert torch.equal(fresh(torch.tensor([[1.0, -2.0]])), torch.tensor([[1.0, -2.0]]))
+
+
+def test_norm_statistics_are_in_the_module_state():
+    env, history = played_game("1v1")
+    module = build_module(env)
+    obs_list = [history[t][a] for t in (10, 60, 120) for a in env.possible_agents]
+    obs = stack_obs(obs_list)
+    module.update_normalizers(obs, None)
+    for state in (module.get_state(), module.get_state(inference_only=True)):
+        for name in ("global", "units", "heroes", "private_minimap", "private_lanes"):
+            for buf in ("count", "mean", "m2"):
+                assert f"norm.{name}.{buf}" in state, f"norm.{name}.{buf} does not travel with the module state"
+    assert float(module.get_state()["norm.global.count"]) == len(obs_list)
+    # a fresh module (an env runner) receiving the state normalizes alike
+    other = build_module(env, seed=1)
+    assert not torch.equal(other.norm["global"].mean, module.norm["global"].mean)
+    other.set_state(module.get_state(inference_only=True))
+    for name in module.norm:
+        for buf in ("count", "mean", "m2"):
+            # RLlib's set_state passes float64 through float32 (convert_to_torch_tensor): equal to ~1e-7
+            torch.testing.assert_close(getattr(other.norm[name], buf), getattr(module.norm[name], buf),
+                                       rtol=1e-6, atol=1e-6)
+    batch = {Columns.OBS: obs, Columns.STATE_IN: zero_state(module, len(obs_list))}
+    with torch.no_grad():
+        assert torch.allclose(other.forward_inference(batch)[Columns.ACTION_DIST_INPUTS],
+                              module.forward_inference(batch)[Columns.ACTION_DIST_INPUTS], atol=1e-5)
+
+
+def test_update_normalizers_counts_only_valid_steps_and_units():
+    env, history = played_game("5v5")
+    module = build_module(env)
+    agents = env.possible_agents[:3]
+    steps = (20, 70, 120, 150)
+    obs = {k: torch.as_tensor(np.stack([np.stack([history[t][a][k] for t in steps]) for a in agents]))
+           for k in history[0][agents[0]]}  # (B=3, T=4, ...)
+    mask = torch.tensor([[True, True, False, False], [True, False, True, False], [False, False, False, False]])
+    module.update_normalizers(obs, mask)
+    m = mask.numpy()
+    n_valid = int(m.sum())
+    assert module.norm["global"].count.item() == n_valid
+    np.testing.assert_allclose(module.norm["global"].mean.numpy(), obs["global"].numpy()[m].mean(0), rtol=1e-6)
+    valid_units = m[..., None] & (obs["unit_valid"].numpy() > 0)
+    assert module.norm["units"].count.item() == valid_units.sum()
+    assert valid_units.sum() < m.sum() * obs["units"].shape[2]  # the padding rows were really skipped
+    np.testing.assert_allclose(module.norm["units"].mean.numpy(), obs["units"].numpy()[valid_units].mean(0),
+                               rtol=1e-5, atol=1e-6)
+    assert module.norm["heroes"].count.item() == n_valid * obs["heroes"].shape[2]
+    n_team = obs["private_lanes"].shape[2]
+    assert module.norm["private_lanes"].count.item() == n_valid * n_team
+    assert module.norm["private_minimap"].count.item() == n_valid * n_team
+
+
+# ---- dual clip ---------------------------------------------------------------------------------------------------------
+def test_dual_clip_bounds_negative_advantages():
+    adv = torch.tensor([-1.0, -2.0, -1.0])
+    ratio = torch.tensor([10.0, 100.0, 0.5])
+    ppo = dual_clip_surrogate(adv, ratio, 0.2, None)
+    assert ppo.tolist() == pytest.approx([-10.0, -200.0, -0.8])
+    dual = dual_clip_surrogate(adv, ratio, 0.2, 3.0)
+    assert dual.tolist() == pytest.approx([-3.0, -6.0, -0.8])  # c * A for large ratios, PPO otherwise
+
+
+def test_dual_clip_is_plain_ppo_for_positive_advantages():
+    adv = torch.tensor([1.0, 2.0, 0.5, 0.0])
+    ratio = torch.tensor([10.0, 0.5, 1.1, 7.0])
+    expected = torch.min(adv * ratio, adv * ratio.clamp(0.8, 1.2))
+    assert torch.equal(dual_clip_surrogate(adv, ratio, 0.2, 3.0), expected)
+    assert torch.equal(dual_clip_surrogate(adv, ratio, 0.2, None), expected)
+    assert dual_clip_surrogate(adv, ratio, 0.2, 3.0).tolist() == pytest.approx([1.2, 1.0, 0.55, 0.0])
+
+
+def test_primary_count_matches_env():
+    assert FiveActionDistribution.make(N_PRIMARY, 32).required_input_dim() == \
+        N_PRIMARY + N_PRIMARY * 32 + 4 + 9 + 9 + 2 * N_PRIMARY

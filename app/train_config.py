@@ -211,6 +211,17 @@ def set_key(raw: dict, dotted: str, value) -> dict:
     return raw
 
 
+def _parse_value(text: str):
+    """A --set value as YAML; a number YAML 1.1 leaves as a string ("1e-4") becomes a float."""
+    v = yaml.safe_load(text)
+    if isinstance(v, str):
+        try:
+            return float(v)
+        except ValueError:
+            pass
+    return v
+
+
 def load(path: str, overrides: list[str] = ()) -> dict:
     """Reads a YAML run config, applies "--set key=value" overrides (values parsed as YAML) and validates."""
     if not os.path.isfile(path):
@@ -221,7 +232,7 @@ def load(path: str, overrides: list[str] = ()) -> dict:
         if "=" not in item:
             raise ValueError(f"--set {item!r}: expected key=value, e.g. ppo.num_epochs=2")
         k, v = item.split("=", 1)
-        set_key(raw, k.strip(), yaml.safe_load(v))
+        set_key(raw, k.strip(), _parse_value(v))
     return validate(raw)
 
 

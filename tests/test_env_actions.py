@@ -9,9 +9,10 @@ from app.game import kernels
 from app.game.abilities import (TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT, TT_NO_TARGET, TT_POINT, TT_TELEPORT,
                                 TT_UNIT, TT_UNIT_OFFSET, TT_WARD, UK_ALLY, UK_ATTACK, UK_ENEMY, UK_NONE, UK_TELEPORT)
 from app.game.constants import (DIRE, DT, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_TOWER, UT_WARD, XP_TO_LEVEL)
+from app.game.builds import ability_build
 from app.game.heroes import HEROES
 from app.game.items import ITEM_ACTIONS, ITEMS, TELEPORT_CHANNEL_S, WARD_LIFETIME_S, WARD_VISION, item_id
-from app.game.state import (F_DMG, F_SLOW, F_SPEED, F_VIS_NIGHT, I_LANE, F_DEST_X, F_DEST_Y, F_HP, F_LIFE_T, F_MANA, F_MAXHP, F_MRES, F_HPREG, F_SHRINE_T,
+from app.game.state import (F_AURA_ARMOR, F_DMG, F_SLOW, F_SPEED, F_VIS_NIGHT, I_LANE, F_DEST_X, F_DEST_Y, F_HP, F_LIFE_T, F_MANA, F_MAXHP, F_MRES, F_HPREG, F_SHRINE_T,
                             F_STUN_T, F_TP_T, F_VIS_DAY, F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, G_XP, H_AB0, H_BUYBACKS,
                             H_CH0, H_IT0, H_UNIT, I_ALIVE, I_CAST_AB, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_USED, NP,
                             ORDER_ATTACK, ORDER_CAST, ORDER_MOVE, P_ACTIVE, P_KIND, P_ARG, P_TICK, P_UNIT)
@@ -258,6 +259,76 @@ def test_unlearned_ability_is_masked_and_noop():
     before = g.s.copy()
     env.step(actions(env, radiant_0=dict(primary=A_ABILITY0, target_unit=1)))
     assert g.s.hf[0, G_CD0] == 0.0 and g.s.uf[0, F_MANA] >= before.uf[0, F_MANA]
+
+
+def test_passive_ability_is_never_an_action_but_its_aura_works():
+    env = make_env("1v1", lineup=("lunar_archer", "marksman"))
+    _arena(env)
+    g = env.game
+    d = HEROES[_hero_def("lunar_archer")]
+    level = ability_build(d.skill_priority).index(2) + 1  # the build learns lunar_blessing (a passive armor aura)
+    g.s.hf[0, G_XP] = XP_TO_LEVEL[level - 1]
+    env.step(noop_actions(env))
+    ab = d.abilities[2]
+    assert ab.passive and g.s.hi[0, H_AB0 + 2] == 1
+    x, y = OPEN_SPOT
+    near_ally = _creep(env, RADIANT, x + 500, y)
+    far_ally = _creep(env, RADIANT, x - 1000, y)
+    enemy = _creep(env, DIRE, x + 400, y + 200)
+    reencode(env)
+    assert env._obs[0]["action_mask"][A_ABILITY0 + 2] == 0
+    out = np.zeros(NP)
+    o = env._obs[0]
+    act = np.array([A_ABILITY0 + 2, 0, 0, C, C])
+    assert not decode_action(act, 0, tuple(OPEN_SPOT), env.encoder.tt[0], env.encoder.uk[0], o["action_mask"],
+                             o["unit_masks"], env.encoder.slot_units[0], out)
+    env.step(noop_actions(env))
+    amount = ab.effects[0].amount[0]
+    assert g.s.uf[0, F_AURA_ARMOR] == amount  # the hero itself
+    assert g.s.uf[near_ally, F_AURA_ARMOR] == amount
+    assert g.s.uf[far_ally, F_AURA_ARMOR] == 0.0
+    assert g.s.uf[enemy, F_AURA_ARMOR] == 0.0
+    row = row_of(env, RADIANT, near_ally)
+    assert env._obs[0]["units"][row, 9] == pytest.approx(amount)  # the observed armor includes the aura
+
+
+@pytest.mark.parametrize("distance,attack,spell", [(1100.0, 1, 1), (1350.0, 1, 0), (1600.0, 0, 0)])
+def test_unit_mask_radii(distance, attack, spell):
+    env = make_env("1v1", lineup=("lunar_archer", "marksman"))
+    _arena(env)
+    g = env.game
+    place(g, 1, OPEN_SPOT[0], OPEN_SPOT[1] - distance)
+    reencode(env)
+    row = row_of(env, RADIANT, 1)
+    o = env._obs[0]
+    assert g.s.vis[RADIANT, 1] == 1 and o["unit_valid"][row] == 1
+    assert o["unit_masks"][UK_ATTACK, row] == attack
+    assert o["unit_masks"][UK_ENEMY, row] == spell
+    assert o["action_mask"][A_ATTACK] == attack
+    assert o["action_mask"][A_ABILITY0] == spell  # lucent_beam needs an enemy in the spell radius
+
+
+def test_item_mana_cost_in_mask():
+    env = make_env("1v1")
+    _arena(env)
+    g = env.game
+    assert g._give_item(0, item_id("dagon"))
+    g._recompute_stats(0)
+    place(g, 1, OPEN_SPOT[0] + 500, OPEN_SPOT[1])
+    a_dagon = A_ITEM0 + ITEM_ACTIONS.index("dagon")
+    cost = ITEMS[item_id("dagon")].active.mana[0]
+    g.s.uf[0, F_MANA] = cost - 1.0
+    reencode(env)
+    assert env._obs[0]["action_mask"][a_dagon] == 0
+    g.s.uf[0, F_MANA] = cost + 1.0
+    reencode(env)
+    assert env._obs[0]["action_mask"][a_dagon] == 1
+    hp0 = g.s.uf[1, F_HP]
+    env.step(actions(env, radiant_0=dict(primary=a_dagon, target_unit=row_of(env, RADIANT, 1))))
+    dmg = ITEMS[item_id("dagon")].active.effects[0].amount[0] * (1.0 - g.s.uf[1, F_MRES])
+    assert hp0 - g.s.uf[1, F_HP] == pytest.approx(dmg - 3 * DT * g.s.uf[1, F_HPREG], abs=1e-6)
+    assert g.s.hf[0, G_ICD0 + ITEM_ACTIONS.index("dagon")] > 0
+    assert item_id("dagon") in g.s.hi[0, H_IT0:H_IT0 + 6]  # not consumed
 
 
 # ---- items ------------------------------------------------------------------------------------------------------------

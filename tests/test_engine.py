@@ -6,10 +6,10 @@ import pytest
 from app.game import kernels
 from app.game.builds import ability_build
 from app.game.constants import (BUYBACK_BASE_GOLD, BUYBACK_COOLDOWN_S, BUYBACK_PER_LEVEL2, BUYBACK_PER_MINUTE,
-                                CREEP_STATS, DIRE, DT, FOUNTAIN_STATS, MAX_LEVEL, MAX_UNITS, RADIANT,
+                                CREEP_STATS, DIRE, DT, MAX_LEVEL, MAX_UNITS, RADIANT,
                                 RESPAWN_BASE_S, RESPAWN_PER_LEVEL_S, SUPER_CREEP_MULT, MEGA_CREEP_MULT,
-                                TICKS_PER_SECOND, UT_ANCIENT, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE,
-                                UT_CREEP_RANGED, UT_FOUNTAIN, UT_SHRINE, UT_TOWER, UT_WARD, WAVE_INTERVAL_S, XP_TO_LEVEL)
+                                TICKS_PER_SECOND, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE,
+                                UT_CREEP_RANGED, UT_SHRINE, UT_TOWER, UT_WARD, WAVE_INTERVAL_S, XP_TO_LEVEL)
 from app.game.engine import Game, GameSetup
 from app.game.heroes import HEROES
 from app.game.items import item_id
@@ -18,7 +18,7 @@ from app.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, F_ARMOR, F_DM
                             H_BUILD, H_BUYBACKS, H_DEATHS, H_DN, H_IT0, H_IT5, H_LEVEL, H_LH, I_ALIVE, I_CREEP_KIND,
                             I_INVULN, I_LANE, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_UID, I_USED, OK_ATTACK,
                             OK_BUYBACK, ORDER_IDLE, GameState)
-from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, no_orders, order, place, random_orders,
+from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, order, place, random_orders,
                           refresh_vision, units_of)
 
 MODES = ("5v5", "1v1")

@@ -14,8 +14,8 @@ from app.game.heroes import HEROES
 from app.game.items import ITEM_ACTIONS, ITEMS, TELEPORT_CHANNEL_S, WARD_LIFETIME_S, WARD_VISION, item_id
 from app.game.state import (F_AURA_ARMOR, F_DMG, F_SLOW, F_SPEED, F_VIS_NIGHT, I_LANE, F_DEST_X, F_DEST_Y, F_HP, F_LIFE_T, F_MANA, F_MAXHP, F_MRES, F_HPREG, F_SHRINE_T,
                             F_STUN_T, F_TP_T, F_VIS_DAY, F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, G_XP, H_AB0, H_BUYBACKS,
-                            H_CH0, H_IT0, H_UNIT, I_ALIVE, I_CAST_AB, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_USED, NP,
-                            ORDER_ATTACK, ORDER_CAST, ORDER_MOVE, P_ACTIVE, P_KIND, P_ARG, P_TICK, P_UNIT)
+                            H_IT0, H_UNIT, I_ALIVE, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_USED, NP,
+                            ORDER_ATTACK, ORDER_CAST, ORDER_MOVE, P_ACTIVE, P_KIND, P_TICK, P_UNIT)
 from moba_testlib import (OPEN_SPOT, actions, clear_creeps, make_env, noop_actions, place, pos,
                           random_legal_actions, reencode, row_of)
 

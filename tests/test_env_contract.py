@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
-from app.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS, N_PRIMARY
+from app.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS
 from app.env.config import EnvConfig
 from app.env.moba_env import MobaEnv, agent_ids
 from app.env.randomization import sample_game
@@ -153,6 +153,10 @@ def test_missing_and_unknown_fields(env):
     msg = _assert_rejected(env, acts, "radiant_0", "speed", "unknown")
     for key in ACTION_KEYS:
         assert key in msg  # the allowed fields are listed
+    acts = noop_actions(env)
+    acts["radiant_0"][1] = 0  # keys of mixed types
+    acts["radiant_0"]["zz"] = 0
+    _assert_rejected(env, acts, "radiant_0", "'zz'", "unknown")
 
 
 def test_valid_numpy_and_float_integers_accepted(env):

@@ -116,7 +116,10 @@ def malformed(draw, agents, max_units):
         del acts[agent][key]
         return acts, [agent, key]
     if how == "extra_field":
-        acts[agent][draw(st.text(min_size=1, max_size=5).filter(lambda t: t not in ACTION_KEYS))] = 0
+        extra = st.one_of(st.text(min_size=1, max_size=5).filter(lambda t: t not in ACTION_KEYS), st.integers(),
+                          st.tuples(st.integers()))
+        for k in draw(st.lists(extra, min_size=1, max_size=3)):
+            acts[agent][k] = 0
         return acts, [agent]
     if how == "not_dict":
         acts[agent] = draw(st.one_of(st.none(), st.integers(), st.lists(st.integers(0, 4), max_size=5)))

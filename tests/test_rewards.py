@@ -5,9 +5,9 @@ import pytest
 
 from app.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019,
                              RewardTracker, health_curve, postprocess_rewards, reward_weights)
-from app.game.constants import DIRE, RADIANT, UT_BARRACKS_MELEE, UT_SHRINE, UT_TOWER
-from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER,
-                            H_DEATHS, H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TYPE)
+from app.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
+from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER,
+                            H_DEATHS, H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE)
 from moba_testlib import (OPEN_SPOT, actions, clear_creeps, creeps_of, make_env, make_game, noop_actions, place,
                           reencode, row_of)
 

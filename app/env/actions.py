@@ -62,7 +62,8 @@ def validate_action(agent_id: str, action, max_units: int) -> np.ndarray:
                          f"got {type(action).__name__}")
     unknown = set(action) - set(ACTION_KEYS)
     if unknown:
-        raise ValueError(f"action for {agent_id}: unknown field(s) {sorted(unknown)}; allowed: {list(ACTION_KEYS)}")
+        raise ValueError(f"action for {agent_id}: unknown field(s) {sorted(unknown, key=repr)}; "
+                         f"allowed: {list(ACTION_KEYS)}")
     out = np.zeros(5, np.int64)
     sizes = (N_PRIMARY, N_DELAYS, max_units, N_OFFSETS, N_OFFSETS)
     for i, (key, n) in enumerate(zip(ACTION_KEYS, sizes)):

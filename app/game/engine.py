@@ -15,7 +15,7 @@ import numpy as np
 from app.game import kernels
 from app.game.builds import CONSUMABLES_UNTIL_S, NO_SKILL, ability_build, item_build
 from app.game.constants import (ANCIENT_STATS, BARRACKS_MELEE_STATS, BARRACKS_RANGED_STATS, CRYSTAL_STATS,
-                                DEFAULT_FRAMESKIP, DEFAULT_TIME_LIMIT_S, DIRE, FOUNTAIN_STATS, MAX_LEVEL, RADIANT,
+                                DEFAULT_FRAMESKIP, DEFAULT_TIME_LIMIT_S, DIRE, TICKS_PER_SECOND, FOUNTAIN_STATS, MAX_LEVEL, RADIANT,
                                 SHRINE_STATS, STARTING_GOLD, TOWER_STATS, UT_ANCIENT, UT_BARRACKS_MELEE,
                                 UT_BARRACKS_RANGED, UT_FOUNTAIN, UT_HERO, UT_SHRINE, UT_TOWER, XP_TO_LEVEL)
 from app.game.heroes import HEROES
@@ -360,8 +360,8 @@ class Game:
         for h in np.nonzero(s.hf[:, G_XP] >= XP_TO_LEVEL[np.minimum(s.hi[:, H_LEVEL], MAX_LEVEL - 1)])[0]:
             if self._level_ups(h):
                 self._recompute_stats(h)
-        step_index = int(round(self.time * 30)) // self.frameskip
-        if step_index % 8 == 0:  # purchases are checked about once a game second
+        ticks = int(round(self.time * TICKS_PER_SECOND))
+        if ticks // TICKS_PER_SECOND != (ticks - self.frameskip) // TICKS_PER_SECOND:  # once per game second
             for h in range(self.n_heroes):
                 self._scripted_purchases(h)
         kernels.update_vision(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis)

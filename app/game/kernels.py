@@ -900,7 +900,7 @@ def process_deaths_and_respawns(uf, ui, hf, hi, gf, gi, ev, ancient_idx, fountai
     process_deaths(uf, ui, hf, hi, gf, gi, ev, ancient_idx)
     for h in range(gi[GI_N_HEROES]):
         u = hi[h, H_UNIT]
-        if ui[u, I_ALIVE] == 0 and hf[h, G_RESPAWN] <= 0.0:
+        if ui[u, I_ALIVE] == 0 and hf[h, G_RESPAWN] <= 0.5 * DT:  # half a tick absorbs float drift
             hero_respawn(uf, ui, hf, h, u, fountain_idx)
 
 

@@ -158,6 +158,13 @@ def make_progress_callback(run_dir: str):
 
 
 # ---- main ------------------------------------------------------------------------------------------------------------
+def local_num_cpus(resources: dict) -> int:
+    """The CPUs an embedded Ray advertises: `resources.num_cpus` if set, else at least what the trial asks for (the
+    driver and learner, plus one per env runner). These are logical: on 2 cores the fastest layout is 2 env runners
+    sharing the cores with the driver (shared/notes/rllib.md section 6)."""
+    return resources["num_cpus"] or max(os.cpu_count() or 1, resources["num_env_runners"] + 1)
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=True, help="a YAML run config (tune_configs/)")
@@ -214,7 +221,7 @@ def main(argv=None) -> int:
     elif os.environ.get("RAY_ADDRESS"):
         ray.init()
     else:
-        ray.init(num_cpus=cfg["resources"]["num_cpus"] or None, include_dashboard=False)
+        ray.init(num_cpus=local_num_cpus(cfg["resources"]), include_dashboard=False)
     register_env(ENV_NAME, make_training_env)
     algo_config = build_algo_config(cfg)
     stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v

@@ -56,7 +56,7 @@ RESOURCE_DEFAULTS = {
     "num_env_runners": 2,  # shared/notes/rllib.md section 6: 2 runners x 8 envs was fastest on 2 cores
     "num_envs_per_env_runner": 8,
     "torch_threads": 1,  # notes section 9: one torch thread per process on small machines
-    "num_cpus": 0,  # 0 = let Ray decide (local runs); a number caps the embedded Ray
+    "num_cpus": 0,  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
 }
 EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0}
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}

@@ -291,3 +291,15 @@ def test_schedule_values_adds_gamma():
     assert v["gae_horizon_s"] == pytest.approx(120.0)
     assert v["gamma"] == pytest.approx(1 - (2 / 30) / 120.0)
     assert "gamma" not in schedule_values({"lr": {"unit": "iterations", "points": [[0, 1e-3]]}}, 0, 0, 4)
+
+
+def test_embedded_ray_advertises_enough_cpus_for_the_layout():
+    """A Tune trial asks for the driver plus one CPU per env runner: the embedded Ray must offer that much, or the
+    2-runner layout of the configs never starts on a 2-core machine."""
+    import os
+
+    from app.train import local_num_cpus
+    cores = os.cpu_count() or 1
+    assert local_num_cpus({"num_cpus": 0, "num_env_runners": 2}) == max(cores, 3)
+    assert local_num_cpus({"num_cpus": 0, "num_env_runners": 8}) == max(cores, 9)
+    assert local_num_cpus({"num_cpus": 5, "num_env_runners": 8}) == 5

@@ -36,6 +36,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from policies.scripted import PredrawnRandomActions  # noqa: E402
+
 TARGETS = {"5v5_env_decisions_per_s": 4000.0, "5v5_engine_decisions_per_s": 10000.0}
 
 
@@ -146,42 +148,11 @@ def bench_engine(mode: str, steps: int, warmup: int, seed: int) -> dict:
 
 
 # ---- engine + observations ---------------------------------------------------------------------------------------------
-class RandomLegalActions:
-    """Uniform over the legal primary actions; a legal unit row for actions that read one; random delay/offsets.
-    All random numbers are drawn up front."""
-
-    def __init__(self, agent_ids, max_units: int, n_draws: int, rng: np.random.Generator):
-        from app.game.abilities import TARGET_TYPE_READS_UNIT
-        self.ids = list(agent_ids)
-        self.reads_unit = np.array(TARGET_TYPE_READS_UNIT, bool)
-        self.r = rng.random((n_draws, len(self.ids), 2))
-        self.ints = rng.integers(0, (4, 9, 9), size=(n_draws, len(self.ids), 3))
-        self.rows = rng.integers(0, max_units, size=(n_draws, len(self.ids)))
-        self.i = 0
-
-    def __call__(self, obs: dict) -> dict:
-        i = self.i % self.r.shape[0]
-        self.i += 1
-        out = {}
-        for j, a in enumerate(self.ids):
-            o = obs[a]
-            legal = np.flatnonzero(o["action_mask"])
-            p = int(legal[int(self.r[i, j, 0] * len(legal))])
-            row = int(self.rows[i, j])
-            if self.reads_unit[o["action_target_type"][p]]:
-                cand = np.flatnonzero(o["unit_masks"][o["action_unit_kind"][p]])
-                if len(cand):
-                    row = int(cand[int(self.r[i, j, 1] * len(cand))])
-            d, ox, oy = (int(v) for v in self.ints[i, j])
-            out[a] = {"primary": p, "delay": d, "target_unit": row, "offset_x": ox, "offset_y": oy}
-        return out
-
-
 def bench_env(mode: str, steps: int, warmup: int, seed: int) -> dict:
     from app.env.moba_env import MobaEnv
     env = MobaEnv({"mode": mode, "seed": seed})
     rng = np.random.default_rng(seed + 1)
-    agent = RandomLegalActions(env.possible_agents, env.cfg.max_units, 4096, rng)
+    agent = PredrawnRandomActions(env.possible_agents, env.cfg.max_units, 4096, rng)
     obs, _ = env.reset()
     for _ in range(warmup):
         obs, _, term, trunc, _ = env.step(agent(obs))

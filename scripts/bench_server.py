@@ -39,44 +39,14 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from policies.scripted import PredrawnRandomActions  # noqa: E402
+
 TARGET_RATIO = 0.5  # remote throughput at 16 concurrent games / local throughput
-
-
-class RandomLegalActions:
-    """Uniform over the legal primary actions (obs["action_mask"]), a legal unit row for actions that read one,
-    random delay and offsets; every random number is drawn up front."""
-
-    def __init__(self, agent_ids, max_units: int, seed: int, n_draws: int = 2048):
-        from app.game.abilities import TARGET_TYPE_READS_UNIT
-        rng = np.random.default_rng(seed)
-        self.ids = list(agent_ids)
-        self.reads_unit = np.array(TARGET_TYPE_READS_UNIT, bool)
-        self.r = rng.random((n_draws, len(self.ids), 2))
-        self.ints = rng.integers(0, (4, 9, 9), size=(n_draws, len(self.ids), 3)).tolist()
-        self.rows = rng.integers(0, max_units, size=(n_draws, len(self.ids))).tolist()
-        self.i = 0
-
-    def __call__(self, obs: dict) -> dict:
-        i = self.i % self.r.shape[0]
-        self.i += 1
-        out = {}
-        for j, a in enumerate(self.ids):
-            o = obs[a]
-            legal = np.flatnonzero(o["action_mask"])
-            p = int(legal[int(self.r[i, j, 0] * len(legal))])
-            row = self.rows[i][j]
-            if self.reads_unit[o["action_target_type"][p]]:
-                cand = np.flatnonzero(o["unit_masks"][o["action_unit_kind"][p]])
-                if len(cand):
-                    row = int(cand[int(self.r[i, j, 1] * len(cand))])
-            d, ox, oy = self.ints[i][j]
-            out[a] = {"primary": p, "delay": d, "target_unit": row, "offset_x": ox, "offset_y": oy}
-        return out
 
 
 def run_env(env, steps: int, warmup: int, seed: int) -> dict:
     """Steps one env; times the step calls only."""
-    agent = RandomLegalActions(env.possible_agents, env.cfg.max_units, seed)
+    agent = PredrawnRandomActions(env.possible_agents, env.cfg.max_units, 2048, np.random.default_rng(seed))
     obs, _ = env.reset()
     for _ in range(warmup):
         obs, _, term, trunc, _ = env.step(agent(obs))
@@ -107,7 +77,7 @@ def run_concurrent(make_env, n_games: int, steps: int, warmup: int, seed: int) -
     def worker(k):
         env = envs[k]
         try:
-            agent = RandomLegalActions(env.possible_agents, env.cfg.max_units, seed + k)
+            agent = PredrawnRandomActions(env.possible_agents, env.cfg.max_units, 2048, np.random.default_rng(seed + k))
             obs, _ = env.reset()
             for _ in range(warmup):
                 obs, *_ = env.step(agent(obs))

@@ -35,6 +35,12 @@ def agent_ids(mode: str) -> list[str]:
     return [f"{team}_{i}" for team in TEAM_NAMES for i in range(n)]
 
 
+def agent_spaces(agents: list[str], team_size: int, max_units: int) -> tuple[dict, dict]:
+    """Every agent's observation and action space (the same for all heroes)."""
+    obs_space, act_space = observation_space(team_size, max_units), action_space(max_units)
+    return {a: obs_space for a in agents}, {a: act_space for a in agents}
+
+
 class MobaEnv(MultiAgentEnv):
     metadata = {"render_modes": []}
 
@@ -49,10 +55,8 @@ class MobaEnv(MultiAgentEnv):
         self.possible_agents = agent_ids(self.cfg.mode)
         self.agents = list(self.possible_agents)
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space = observation_space(self.team_size, self.cfg.max_units)
-        act_space = action_space(self.cfg.max_units)
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: act_space for a in self.possible_agents}
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, self.team_size,
+                                                                   self.cfg.max_units)
         self.weights = reward_weights(self.cfg.reward_preset, self.cfg.reward_weights)
         self._win = SIGNAL_INDEX["win"]
         self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))

@@ -41,10 +41,9 @@ import grpc
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-from app.env.actions import ACTION_KEYS, action_space, validate_action
+from app.env.actions import ACTION_KEYS, validate_action
 from app.env.config import EnvConfig
-from app.env.moba_env import next_instance_id
-from app.env.observation import observation_space
+from app.env.moba_env import agent_spaces, next_instance_id
 from app.server import codec
 from app.server import moba_pb2 as pb
 from app.server import moba_pb2_grpc as pb_grpc
@@ -178,11 +177,9 @@ class RemoteMobaEnv(MultiAgentEnv):
         self.possible_agents = list(spec.agent_ids)
         self.agents = list(self.possible_agents)
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
-        obs_space = observation_space(self.team_size, self.cfg.max_units)
-        act_space = action_space(self.cfg.max_units)
-        self.observation_spaces = {a: obs_space for a in self.possible_agents}
-        self.action_spaces = {a: act_space for a in self.possible_agents}
-        self._sizes = tuple(act_space[k].n for k in ACTION_KEYS)
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, self.team_size,
+                                                                   self.cfg.max_units)
+        self._sizes = tuple(self.action_spaces[self.possible_agents[0]][k].n for k in ACTION_KEYS)
         self._signals = tuple(spec.reward_signals)
         log.debug("remote game %s on %s (worker %d, instance %d)", self.game_id, self.address, self.worker_index,
                   self.instance_id)

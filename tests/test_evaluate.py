@@ -1,0 +1,64 @@
+"""app/evaluate.py: reference pools, rating a checkpoint against them, and the CLI's errors."""
+import json
+
+import pytest
+import torch
+
+from app import evaluate
+from app.env.moba_env import MobaEnv
+from policies.five_module import FiveRLModule
+
+TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,
+        "action_embed": 8, "categorical_embed": 4}
+
+
+@pytest.fixture(scope="module")
+def module_checkpoint(tmp_path_factory):
+    torch.manual_seed(0)
+    env = MobaEnv({"mode": "1v1"})
+    m = FiveRLModule(observation_space=env.observation_spaces["radiant_0"],
+                     action_space=env.action_spaces["radiant_0"], model_config=TINY)
+    path = tmp_path_factory.mktemp("ckpt") / "module"
+    m.save_to_path(str(path))
+    return str(path)
+
+
+def write_refs(path, agents, mode="1v1"):
+    path.write_text(json.dumps({"mode": mode, "agents": agents}))
+    return str(path)
+
+
+def test_rating_a_checkpoint_plays_references_within_ten_points(module_checkpoint, tmp_path, capsys):
+    refs = write_refs(tmp_path / "refs.json", {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0},
+                                               "scripted": {"kind": "scripted", "mu": 30.0, "sigma": 1.0}})
+    csv = tmp_path / "games.csv"
+    rc = evaluate.main(["--checkpoint", module_checkpoint, "--references", refs, "--games", "2", "--time-limit",
+                        "20", "--csv", str(csv), "--elo"])
+    assert rc == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["games"] == 2 and set(out["win_rate"]) == {"random"}  # scripted is 30 points away
+    assert abs(out["mu"]) < 10 and out["sigma"] < 25 / 3
+    assert csv.exists() and (tmp_path / "games_summary.csv").exists()
+    assert "agent" in out["elo"]
+
+
+def test_rating_the_reference_pool_anchors_random_at_zero(tmp_path):
+    refs = str(tmp_path / "refs.json")
+    assert evaluate.main(["--rate-references", "--references", refs, "--games", "2", "--time-limit", "20"]) == 0
+    rated = json.loads(open(refs).read())
+    assert rated["agents"]["random"]["mu"] == pytest.approx(0.0)
+    assert set(rated["agents"]) == {"random", "scripted"} and len(rated["games"]) == 2
+
+
+def test_unrated_references_and_bad_files_are_errors(module_checkpoint, tmp_path, capsys):
+    assert evaluate.main(["--checkpoint", module_checkpoint, "--games", "1"]) == 2
+    assert "--rate-references first" in capsys.readouterr().err
+    refs = write_refs(tmp_path / "r.json", {"random": {"kind": "random", "mu": 0, "sigma": 1}}, mode="5v5")
+    assert evaluate.main(["--checkpoint", module_checkpoint, "--references", refs]) == 2
+    assert "mode" in capsys.readouterr().err
+    bad = write_refs(tmp_path / "b.json", {"x": {"kind": "alien"}})
+    assert evaluate.main(["--checkpoint", module_checkpoint, "--references", bad]) == 2
+    assert "kind must be one of" in capsys.readouterr().err
+    assert evaluate.main(["--checkpoint", str(tmp_path), "--references", write_refs(
+        tmp_path / "ok.json", {"random": {"kind": "random", "mu": 0, "sigma": 1}})]) == 2
+    assert "neither an algorithm checkpoint" in capsys.readouterr().err

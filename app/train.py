@@ -123,7 +123,8 @@ def progress_row(result: dict) -> dict:
 
 
 def _fmt(v, spec):
-    return "-" if v is None else format(v, spec)
+    """A progress value; "-" when there is none (RLlib reports NaN for an iteration in which no game ended)."""
+    return "-" if v is None or v != v else format(v, spec)
 
 
 def progress_line(row: dict, trial: str = "") -> str:

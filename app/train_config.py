@@ -32,7 +32,7 @@ from policies.five_module import FiveModelConfig
 # ---- defaults (seeds/003 Table 2, "Baseline" column, unless noted) -----------------------------------------------------
 PPO_DEFAULTS = {
     "train_batch_size": 4000,  # env steps per iteration (the paper's 983,040 samples don't fit a laptop)
-    "minibatch_size": 4096,  # agent steps per SGD minibatch
+    "minibatch_size": 4000,  # agent steps per SGD minibatch (at most train_batch_size)
     "num_epochs": 1,  # sample reuse ~1 (Table 2: 1.0 <-> 1.1)
     "gae_lambda": 0.95,  # Table 2: GAE lambda
     "clip_param": 0.2,  # Table 2: PPO clipping
@@ -137,6 +137,9 @@ def validate(raw: dict) -> dict:
     for k in ("gae_lambda", "adam_beta1", "adam_beta2"):
         if not 0.0 <= ppo[k] <= 1.0:
             _bad(f"ppo.{k}", f"must be in [0, 1], got {ppo[k]}")
+    if ppo["minibatch_size"] > ppo["train_batch_size"]:
+        _bad("ppo.minibatch_size", f"must be <= ppo.train_batch_size ({ppo['train_batch_size']}), got "
+                                   f"{ppo['minibatch_size']}")
     if ppo["clip_param"] <= 0:
         _bad("ppo.clip_param", f"must be > 0, got {ppo['clip_param']}")
     if ppo["dual_clip"] is not None and (isinstance(ppo["dual_clip"], bool) or

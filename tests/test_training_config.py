@@ -303,3 +303,11 @@ def test_embedded_ray_advertises_enough_cpus_for_the_layout():
     assert local_num_cpus({"num_cpus": 0, "num_env_runners": 2}) == max(cores, 3)
     assert local_num_cpus({"num_cpus": 0, "num_env_runners": 8}) == max(cores, 9)
     assert local_num_cpus({"num_cpus": 5, "num_env_runners": 8}) == 5
+
+
+def test_minibatch_larger_than_the_train_batch_is_rejected_before_ray():
+    """RLlib refuses minibatch_size > train_batch_size_per_learner at build time: the config check says it first."""
+    from app.train_config import validate
+    with pytest.raises(ValueError, match=r"ppo.minibatch_size.*<= ppo.train_batch_size \(4000\)"):
+        validate({"ppo": {"train_batch_size": 4000, "minibatch_size": 4096}})
+    assert validate({})["ppo"]["minibatch_size"] <= validate({})["ppo"]["train_batch_size"]

@@ -20,7 +20,7 @@ import time
 from app import train_config
 
 ENV_NAME = "openfive"
-TRAINING_ENV_KEYS = ("team_spirit", "zero_sum", "time_decay", "torch_threads")
+TRAINING_ENV_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma", "torch_threads")
 
 
 def make_training_env(env_config):
@@ -42,7 +42,8 @@ def make_training_env(env_config):
         base = MobaEnv(ctx)
     return PostprocessedRewardEnv(base, team_spirit=env_config.get("team_spirit", 0.3),
                                   zero_sum=env_config.get("zero_sum", True),
-                                  time_decay=env_config.get("time_decay", True))
+                                  time_decay=env_config.get("time_decay", True),
+                                  normalize_gamma=env_config.get("normalize_gamma"))
 
 
 def build_algo_config(cfg: dict):
@@ -64,6 +65,7 @@ def build_algo_config(cfg: dict):
     model = {**FiveModelConfig.from_dict(cfg["model"]).__dict__}
     env_config = {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
                   "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
+                  "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
                   "torch_threads": res["torch_threads"]}
     eval_cfg = {**cfg["evaluation"], "env_keys": ["mode", "frameskip", "max_units", "lineup", "reward_preset"]}
     eval_cfg["env_keys"] = [k for k in eval_cfg["env_keys"] if k in cfg["env"]]
@@ -94,7 +96,8 @@ def build_algo_config(cfg: dict):
 # ---- progress --------------------------------------------------------------------------------------------------------
 PROGRESS_COLUMNS = ("iteration", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s", "episode_return",
                     "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate", "game_minutes",
-                    "win_rate_vs_random", "win_rate_vs_scripted", "team_spirit", "lr", "entropy_coeff", "gamma",
+                    "win_rate_vs_random", "win_rate_vs_scripted", "reward_margin_vs_random",
+                    "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "team_spirit", "lr", "entropy_coeff", "gamma",
                     "policy_loss", "vf_loss", "entropy", "aux_win_loss")
 
 
@@ -116,6 +119,7 @@ def progress_row(result: dict) -> dict:
         "draw_rate": er.get("win_rate_none"),
         "game_minutes": (er["game_time_s"] / 60.0) if er.get("game_time_s") is not None else None,
         "win_rate_vs_random": ev.get("win_rate_vs_random"), "win_rate_vs_scripted": ev.get("win_rate_vs_scripted"),
+        **{f"{k}_vs_{o}": ev.get(f"{k}_vs_{o}") for o in ("random", "scripted") for k in ("reward_margin", "buildings")},
         "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
         "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
         "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),
@@ -131,7 +135,8 @@ def progress_line(row: dict, trial: str = "") -> str:
     return (f"{trial}iter {row['iteration']:4d}  {_fmt(row['env_steps_per_s'], '6.0f')} env steps/s "
             f"{_fmt(row['agent_steps_per_s'], '7.0f')} agent steps/s  return {_fmt(row['episode_return'], '7.2f')}  "
             f"win radiant/dire/draw {_fmt(row['win_rate_radiant'], '.2f')}/{_fmt(row['win_rate_dire'], '.2f')}/"
-            f"{_fmt(row['draw_rate'], '.2f')}  vs random {_fmt(row['win_rate_vs_random'], '.2f')}  "
+            f"{_fmt(row['draw_rate'], '.2f')}  vs random {_fmt(row['win_rate_vs_random'], '.2f')} "
+            f"(margin {_fmt(row['reward_margin_vs_random'], '.1f')})  "
             f"tau {_fmt(row['team_spirit'], '.2f')} lr {_fmt(row['lr'], '.1e')} "
             f"ent {_fmt(row['entropy_coeff'], '.1e')} gamma {_fmt(row['gamma'], '.5f')}")
 

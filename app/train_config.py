@@ -5,7 +5,8 @@ A run config (tune_configs/*.yaml) has these sections; every key is optional and
     name: smoke                      # run name (results/<name>)
     seed: 0
     env: {...}                       # app.env.config.EnvConfig keys (+ "remote": "host:port" or a list)
-    reward: {zero_sum, time_decay}   # training-side post-processing (app. G); team spirit is a schedule
+    reward: {zero_sum, time_decay, normalize}   # training-side post-processing (app. G, Table 2 footnote c);
+                                     # team spirit is a schedule
     model: {...}                     # policies.five_module.FiveModelConfig
     ppo: {...}                       # PPO_DEFAULTS
     schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s}   # callbacks.schedules.Schedule specs
@@ -51,7 +52,10 @@ SCHEDULE_DEFAULTS = {
     "entropy_coeff": 0.01,  # Table 2, Baseline
     "gae_horizon_s": 180.0,  # Table 2, Baseline: GAE horizon 180 s (gamma = 1 - T/H, eq. 3)
 }
-REWARD_DEFAULTS = {"zero_sum": True, "time_decay": True}
+REWARD_DEFAULTS = {
+    "zero_sum": True, "time_decay": True,  # app. G
+    "normalize": True,  # Table 2 footnote c: rewards divided by a running std (of the discounted returns)
+}
 RESOURCE_DEFAULTS = {
     "num_env_runners": 2,  # shared/notes/rllib.md section 6: 2 runners x 8 envs was fastest on 2 cores
     "num_envs_per_env_runner": 8,

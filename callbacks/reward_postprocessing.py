@@ -4,6 +4,11 @@ It wraps the environment (a ``MultiAgentEnv``), because only there are all ten h
 step together (shared/notes/rllib.md section 3: once the env returns, rewards are summed per agent step and no
 longer aligned across agents). The math is ``app.env.rewards.postprocess_rewards``; the raw reward stays in
 ``infos[agent]["raw_reward"]``. Team spirit is changed at runtime by the schedule callback (``set_team_spirit``).
+
+Reward normalization (seeds/003 Table 2 footnote c: "we normalize rewards using a running estimate of the standard
+deviation, and the value loss weight is applied post-normalization"): the post-processed rewards are divided by a
+running standard deviation of the heroes' discounted returns, estimated over all envs of the process (ReturnScaler).
+The unnormalized post-processed reward stays in ``infos[agent]["postprocessed_reward"]``.
 """
 from __future__ import annotations
 
@@ -13,13 +18,41 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from app.env.rewards import TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
 
 DEFAULT_TEAM_SPIRIT = 0.3  # Table 2, Baseline column
+SCALE_EPS = 1e-8
+SCALE_WARMUP = 100  # returns seen before the running std is used (until then rewards pass unscaled)
+
+
+class ReturnScaler:
+    """Running std of discounted returns (Welford), shared by every env of a process; ``scale(r, returns)`` divides
+    rewards by it. The discounted returns themselves are per env (``step_returns``)."""
+
+    def __init__(self):
+        self.count, self.mean, self.m2 = 0, 0.0, 0.0
+
+    def update(self, x: np.ndarray):
+        for v in np.asarray(x, np.float64).ravel():
+            self.count += 1
+            d = v - self.mean
+            self.mean += d / self.count
+            self.m2 += d * (v - self.mean)
+
+    @property
+    def std(self) -> float:
+        if self.count < SCALE_WARMUP:
+            return 1.0
+        return max(float(np.sqrt(self.m2 / (self.count - 1))), SCALE_EPS)
+
+
+PROCESS_SCALER = ReturnScaler()
 
 
 class PostprocessedRewardEnv(MultiAgentEnv):
     """Wraps MobaEnv (or RemoteMobaEnv): same spaces and agents, post-processed rewards."""
 
     def __init__(self, env, team_spirit: float = DEFAULT_TEAM_SPIRIT, zero_sum: bool = True,
-                 time_decay: bool = True):
+                 time_decay: bool = True, normalize_gamma: float | None = None, scaler: ReturnScaler | None = None):
+        """`normalize_gamma`: when set, rewards are divided by the running std of returns discounted by it (footnote
+        c); `scaler` holds that std (the process-wide one by default)."""
         super().__init__()
         self.env = env
         self.possible_agents = env.possible_agents
@@ -31,6 +64,11 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         self.time_decay_base = TIME_DECAY_BASE if time_decay else 1.0
         self.team_spirit = DEFAULT_TEAM_SPIRIT
         self.set_team_spirit(team_spirit)
+        if normalize_gamma is not None and not 0.0 <= normalize_gamma < 1.0:
+            raise ValueError(f"normalize_gamma must be in [0, 1), got {normalize_gamma}")
+        self.normalize_gamma = normalize_gamma
+        self.scaler = scaler or PROCESS_SCALER
+        self.returns = np.zeros(len(self.possible_agents))
 
     def set_team_spirit(self, tau: float):
         if not 0.0 <= float(tau) <= 1.0:
@@ -40,6 +78,7 @@ class PostprocessedRewardEnv(MultiAgentEnv):
     def reset(self, *, seed=None, options=None):
         obs, infos = self.env.reset(seed=seed, options=options)
         self.agents = self.env.agents
+        self.returns[:] = 0.0
         return obs, infos
 
     def step(self, action_dict):
@@ -49,11 +88,17 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         game_time = infos[self.possible_agents[0]]["game_time_s"]
         out = postprocess_rewards(raw - win, win, self.team_of, self.team_spirit, game_time, zero_sum=self.zero_sum,
                                   time_decay_base=self.time_decay_base, time_decay_period_s=TIME_DECAY_PERIOD_S)
+        scaled = out
+        if self.normalize_gamma is not None:
+            self.returns = self.returns * self.normalize_gamma + out
+            self.scaler.update(self.returns)
+            scaled = out / self.scaler.std
         new_rewards = {}
         for i, a in enumerate(self.possible_agents):
             infos[a]["raw_reward"] = float(raw[i])
+            infos[a]["postprocessed_reward"] = float(out[i])
             infos[a]["team_spirit"] = self.team_spirit
-            new_rewards[a] = float(out[i])
+            new_rewards[a] = float(scaled[i])
         self.agents = self.env.agents
         return obs, new_rewards, terms, truncs, infos
 

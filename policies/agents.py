@@ -32,8 +32,9 @@ def make_agent(name: str, seed: int = 0):
 
 
 def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:
-    """Plays one game of `env` (a MobaEnv) between two agents; returns the game's summary. `on_step(env)` is called
-    after reset and after every step (progress, replays)."""
+    """Plays one game of `env` (a MobaEnv) between two agents; returns the game's summary, with each team's summed
+    raw (shaped, Table 6) reward under "raw_return". `on_step(env)` is called after reset and after every step
+    (progress, replays)."""
     obs, _ = env.reset(seed=seed)
     teams = {"radiant": radiant, "dire": dire}
     ids = {t: [a for a in env.possible_agents if a.startswith(t)] for t in teams}
@@ -41,6 +42,7 @@ def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:
         agent.reset(ids[t])
     if on_step:
         on_step(env)
+    raw_return = {t: 0.0 for t in teams}
     while True:
         actions = {}
         for t, agent in teams.items():
@@ -49,8 +51,10 @@ def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:
             if stray:
                 raise ValueError(f"the {t} agent returned actions for agents not on its team: {stray}")
             actions.update(acts)
-        obs, _, term, trunc, _ = env.step(actions)
+        obs, rewards, term, trunc, _ = env.step(actions)
+        for t in teams:
+            raw_return[t] += sum(rewards[a] for a in ids[t])
         if on_step:
             on_step(env)
         if term["__all__"] or trunc["__all__"]:
-            return env.game.summary()
+            return {**env.game.summary(), "raw_return": raw_return}

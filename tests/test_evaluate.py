@@ -1,6 +1,7 @@
 """app/evaluate.py: reference pools, rating a checkpoint against them, and the CLI's errors."""
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -62,3 +63,32 @@ def test_unrated_references_and_bad_files_are_errors(module_checkpoint, tmp_path
     assert evaluate.main(["--checkpoint", str(tmp_path), "--references", write_refs(
         tmp_path / "ok.json", {"random": {"kind": "random", "mu": 0, "sigma": 1}})]) == 2
     assert "neither an algorithm checkpoint" in capsys.readouterr().err
+
+
+def test_play_game_returns_each_teams_raw_return_and_evaluation_reports_margins(module_checkpoint):
+    """play_game sums every step's raw rewards per team (checked against a hand-run game with the same seeds);
+    evaluate_module reports win/draw rates, the reward margin and buildings per opponent."""
+    from callbacks.evaluation import evaluate_module
+    from policies.agents import make_agent, play_game
+    cfg = {"mode": "1v1", "evaluation": True, "time_limit_s": 40.0}
+    summary = play_game(MobaEnv(cfg), make_agent("scripted", 1), make_agent("random", 2), seed=3)
+    env, radiant, dire = MobaEnv(cfg), make_agent("scripted", 1), make_agent("random", 2)
+    obs, _ = env.reset(seed=3)
+    radiant.reset(["radiant_0"]), dire.reset(["dire_0"])
+    total = {"radiant_0": 0.0, "dire_0": 0.0}
+    while True:
+        actions = {**radiant.act({"radiant_0": obs["radiant_0"]}), **dire.act({"dire_0": obs["dire_0"]})}
+        obs, rewards, term, trunc, _ = env.step(actions)
+        for a in total:
+            total[a] += rewards[a]
+        if term["__all__"] or trunc["__all__"]:
+            break
+    assert summary["raw_return"] == pytest.approx({"radiant": total["radiant_0"], "dire": total["dire_0"]})
+    assert total["radiant_0"] != 0.0
+
+    module = FiveRLModule.from_checkpoint(module_checkpoint)
+    res = evaluate_module(module, {"mode": "1v1", "time_limit_s": 20.0}, ["noop"], games=2)
+    assert res["win_rate_vs_noop"] == 0.0 and res["draw_rate_vs_noop"] == 1.0
+    assert res["game_minutes_vs_noop"] == pytest.approx(20.0 / 60.0, abs=0.01)
+    assert res["buildings_vs_noop"] == 0.0 and res["buildings_lost_vs_noop"] == 0.0
+    assert np.isfinite(res["reward_margin_vs_noop"]) and res["reward_margin_vs_noop"] != 0.0

@@ -7,7 +7,7 @@ import pytest
 
 from app.env.moba_env import MobaEnv
 from app.env.rewards import TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
-from callbacks.reward_postprocessing import PostprocessedRewardEnv
+from callbacks.reward_postprocessing import SCALE_WARMUP, PostprocessedRewardEnv, ReturnScaler
 from callbacks.win_label import DRAW_LABEL, segment_label
 from policies.scripted import RandomAgent
 
@@ -146,6 +146,30 @@ def test_win_reward_is_not_time_decayed():
                                  zero_sum=False, time_decay=False)
     _, rewards, _, _, _ = env.step({})
     assert rewards == {"radiant_0": pytest.approx(6.0), "dire_0": pytest.approx(-4.5)}
+
+
+def test_rewards_are_divided_by_the_running_std_of_discounted_returns():
+    """Table 2 footnote c: after a warm-up, each reward is the post-processed reward over the running std of the
+    heroes' discounted returns (all heroes and steps so far pooled)."""
+    gamma, steps = 0.5, 2 * SCALE_WARMUP
+    scaler = ReturnScaler()
+    env = PostprocessedRewardEnv(StubEnv(raw=[1.0, 0.25], win=[0.0, 0.0], game_time=0.0), team_spirit=0.0,
+                                 zero_sum=False, time_decay=False, normalize_gamma=gamma, scaler=scaler)
+    env.reset()
+    pooled, ret = [], np.zeros(2)
+    for t in range(steps):
+        _, rewards, _, _, infos = env.step({})
+        ret = ret * gamma + np.array([1.0, 0.25])
+        pooled.extend(ret)
+        assert infos["radiant_0"]["postprocessed_reward"] == pytest.approx(1.0)
+        std = np.std(pooled, ddof=1) if len(pooled) >= SCALE_WARMUP else 1.0
+        assert rewards["radiant_0"] == pytest.approx(1.0 / std), t
+        assert rewards["dire_0"] == pytest.approx(0.25 / std), t
+    assert scaler.count == 2 * steps and scaler.std == pytest.approx(np.std(pooled, ddof=1))
+    env.reset()  # a new game starts its discounted returns at zero
+    assert np.all(env.returns == 0.0)
+    with pytest.raises(ValueError, match="normalize_gamma"):
+        PostprocessedRewardEnv(StubEnv(raw=[1.0, 0.25], win=[0.0, 0.0], game_time=0.0), normalize_gamma=1.0)
 
 
 # ---- the win-probability label (seeds/003 app. D, eq. 10) ---------------------------------------------------------

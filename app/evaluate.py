@@ -112,8 +112,7 @@ def evaluate_checkpoint(path: str, refs: dict, games: int, time_limit_s: float, 
     rows = []
     counts = {n: 0 for n in pool}
     for g in range(games):
-        eligible = R.eligible_references(rating.mu, pool)
-        name = min(eligible, key=lambda n: (counts[n], n))  # spread the games over the eligible references
+        name = R.pick_reference(rating.mu, pool, counts)
         counts[name] += 1
         side = "radiant" if g % 2 == 0 else "dire"
         opponent = make_reference_agent(name, refs["agents"][name], seed + g)

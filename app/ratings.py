@@ -75,6 +75,12 @@ def eligible_references(mu: float, references: dict[str, trueskill.Rating],
     return near or [min(references, key=lambda n: abs(references[n].mu - mu))]
 
 
+def pick_reference(mu: float, references: dict[str, trueskill.Rating], counts: dict) -> str:
+    """The eligible reference (within 10 points of mu) played least so far (`counts`: games per name), so that the
+    games spread over the eligible ones."""
+    return min(eligible_references(mu, references), key=lambda n: (counts.get(n, 0), n))
+
+
 def win_probability(a: trueskill.Rating, b: trueskill.Rating) -> float:
     """P(a beats b) under TrueSkill's model."""
     denom = math.sqrt(2 * TRUESKILL_BETA ** 2 + a.sigma ** 2 + b.sigma ** 2)

@@ -46,6 +46,15 @@ def make_training_env(env_config):
                                   normalize_gamma=env_config.get("normalize_gamma"))
 
 
+def trueskill_settings(cfg: dict) -> dict:
+    """The in-training TrueSkill evaluator's settings, with the rated reference pool read in (app. J)."""
+    ts = dict(cfg["trueskill"])
+    if ts["every"]:
+        with open(ts["references"]) as f:
+            ts["references"] = json.load(f)
+    return ts
+
+
 def build_algo_config(cfg: dict):
     """The RLlib PPOConfig of a validated run config."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -53,8 +62,10 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from callbacks.evaluation import EVAL_KEY, EvaluationCallback
+    from callbacks.league_play import LEAGUE_KEY, MAIN, LeagueCallback, league_mapping_fn, slot_module_ids
     from callbacks.metrics import GameMetricsCallback
     from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
+    from callbacks.trueskill_evaluator import TRUESKILL_KEY, TrueSkillCallback
     from callbacks.win_label import AddWinLabel
     from policies.five_learner import FivePPOLearner
     from policies.five_module import FiveModelConfig, FiveRLModule
@@ -69,16 +80,17 @@ def build_algo_config(cfg: dict):
                   "torch_threads": res["torch_threads"]}
     eval_cfg = {**cfg["evaluation"], "env_keys": ["mode", "frameskip", "max_units", "lineup", "reward_preset"]}
     eval_cfg["env_keys"] = [k for k in eval_cfg["env_keys"] if k in cfg["env"]]
+    # league play: frozen past versions play from a few opponent slots (callbacks/league_play.py)
+    modules = [MAIN] + (slot_module_ids(cfg["league"]["slots"]) if cfg["league"]["enabled"] else [])
     return (
         PPOConfig()
         .environment(ENV_NAME, env_config=env_config)
         .framework("torch")
         .env_runners(num_env_runners=res["num_env_runners"], num_envs_per_env_runner=res["num_envs_per_env_runner"],
                      rollout_fragment_length="auto", batch_mode="truncate_episodes")
-        .multi_agent(policies={"main"}, policy_mapping_fn=lambda agent_id, episode, **kw: "main",
-                     policies_to_train=["main"])
+        .multi_agent(policies=set(modules), policy_mapping_fn=league_mapping_fn, policies_to_train=[MAIN])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            "main": RLModuleSpec(module_class=FiveRLModule, model_config=model)}))
+            m: RLModuleSpec(module_class=FiveRLModule, model_config=model) for m in modules}))
         .training(
             train_batch_size_per_learner=ppo["train_batch_size"], minibatch_size=ppo["minibatch_size"],
             num_epochs=ppo["num_epochs"], lr=initial["lr"], gamma=initial["gamma"], lambda_=ppo["gae_lambda"],
@@ -87,8 +99,9 @@ def build_algo_config(cfg: dict):
             learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
             learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
                                  "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
-                                 EVAL_KEY: eval_cfg})
-        .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback])
+                                 EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
+                                 TRUESKILL_KEY: trueskill_settings(cfg)})
+        .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback])
         .debugging(seed=cfg["seed"])
     )
 
@@ -97,7 +110,9 @@ def build_algo_config(cfg: dict):
 PROGRESS_COLUMNS = ("iteration", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s", "episode_return",
                     "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate", "game_minutes",
                     "win_rate_vs_random", "win_rate_vs_scripted", "reward_margin_vs_random",
-                    "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "team_spirit", "lr", "entropy_coeff", "gamma",
+                    "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "trueskill_version",
+                    "trueskill_mu", "trueskill_sigma", "league_versions", "past_games", "past_win_rate",
+                    "staleness_mean", "sample_reuse", "team_spirit", "lr", "entropy_coeff", "gamma",
                     "policy_loss", "vf_loss", "entropy", "aux_win_loss")
 
 
@@ -106,6 +121,8 @@ def progress_row(result: dict) -> dict:
     ln = result.get("learners", {}).get("main", {})
     sc = result.get("schedule", {})
     ev = result.get("evaluation_games", {})
+    ts = result.get("trueskill", {})
+    lg = result.get("league", {})
     dt = max(result.get("time_this_iter_s", 0.0), 1e-9)
     agent_steps = er.get("num_agent_steps_sampled", {})
     agent_steps = sum(agent_steps.values()) if isinstance(agent_steps, dict) else agent_steps
@@ -120,6 +137,10 @@ def progress_row(result: dict) -> dict:
         "game_minutes": (er["game_time_s"] / 60.0) if er.get("game_time_s") is not None else None,
         "win_rate_vs_random": ev.get("win_rate_vs_random"), "win_rate_vs_scripted": ev.get("win_rate_vs_scripted"),
         **{f"{k}_vs_{o}": ev.get(f"{k}_vs_{o}") for o in ("random", "scripted") for k in ("reward_margin", "buildings")},
+        "trueskill_version": ts.get("version"), "trueskill_mu": ts.get("mu"), "trueskill_sigma": ts.get("sigma"),
+        "league_versions": lg.get("versions"), "past_games": lg.get("past_games"),
+        "past_win_rate": lg.get("past_win_rate"), "staleness_mean": ln.get("staleness_mean"),
+        "sample_reuse": result.get("sample_reuse"),
         "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
         "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
         "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),
@@ -137,7 +158,10 @@ def progress_line(row: dict, trial: str = "") -> str:
             f"win radiant/dire/draw {_fmt(row['win_rate_radiant'], '.2f')}/{_fmt(row['win_rate_dire'], '.2f')}/"
             f"{_fmt(row['draw_rate'], '.2f')}  vs random {_fmt(row['win_rate_vs_random'], '.2f')} "
             f"(margin {_fmt(row['reward_margin_vs_random'], '.1f')})  "
-            f"tau {_fmt(row['team_spirit'], '.2f')} lr {_fmt(row['lr'], '.1e')} "
+            + (f"trueskill {_fmt(row['trueskill_mu'], '.1f')}  " if row.get("trueskill_mu") is not None else "")
+            + (f"league {row['league_versions']} versions, past win {_fmt(row['past_win_rate'], '.2f')} "
+               f"({row['past_games']} games)  " if row.get("league_versions") is not None else "")
+            + f"tau {_fmt(row['team_spirit'], '.2f')} lr {_fmt(row['lr'], '.1e')} "
             f"ent {_fmt(row['entropy_coeff'], '.1e')} gamma {_fmt(row['gamma'], '.5f')}")
 
 

@@ -11,7 +11,9 @@ A run config (tune_configs/*.yaml) has these sections; every key is optional and
     ppo: {...}                       # PPO_DEFAULTS
     schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s}   # callbacks.schedules.Schedule specs
     resources: {...}                 # RESOURCE_DEFAULTS
-    evaluation: {...}                # EVALUATION_DEFAULTS
+    evaluation: {...}                # EVALUATION_DEFAULTS (win rates against reference agents, in the driver)
+    trueskill: {...}                 # TRUESKILL_DEFAULTS (the in-training TrueSkill evaluator, app. J)
+    league: {...}                    # callbacks.league_play.LEAGUE_DEFAULTS (past opponents, app. N)
     stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime
     checkpoint: {frequency, num_to_keep, at_end}
     storage_path: results
@@ -27,6 +29,7 @@ import yaml
 from ray.tune.stopper import Stopper  # Tune is imported anyway (through RLlib); Ray is not started
 
 from app.env.config import EnvConfig
+from callbacks.league_play import LEAGUE_DEFAULTS
 from callbacks.schedules import SCHEDULED, Schedule
 from policies.five_module import FiveModelConfig
 
@@ -63,10 +66,17 @@ RESOURCE_DEFAULTS = {
     "num_cpus": 0,  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
 }
 EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0}
+TRUESKILL_DEFAULTS = {  # the in-training TrueSkill evaluator (seeds/003 app. J; callbacks/trueskill_evaluator.py)
+    "every": 0,  # rate "main" every N iterations (0 = off)
+    "games": 8,  # games per version (750 in the paper; small on CPU)
+    "time_limit_s": 600.0,  # game time limit of the rating games (0 = the mode's default)
+    "references": None,  # rated reference pool JSON (app.evaluate --rate-references); None = the shipped one
+}
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
+REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
 STOP_KEYS = ("training_iteration", "time_total_s", "num_env_steps_sampled_lifetime")
-TOP_KEYS = ("name", "seed", "env", "reward", "model", "ppo", "schedules", "resources", "evaluation", "stop",
-            "checkpoint", "storage_path", "sweep")
+TOP_KEYS = ("name", "seed", "env", "reward", "model", "ppo", "schedules", "resources", "evaluation", "trueskill",
+            "league", "stop", "checkpoint", "storage_path", "sweep")
 
 
 def _bad(key, msg):
@@ -178,6 +188,8 @@ def validate(raw: dict) -> dict:
         if o not in AGENTS:
             _bad("evaluation.opponents", f"unknown agent {o!r}; allowed: {sorted(AGENTS)}")
     cfg["evaluation"] = ev
+    cfg["league"] = _validate_league(raw.get("league") or {})
+    cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", "5v5"))
     stop = raw.get("stop") or {"training_iteration": 10}
     if not isinstance(stop, dict) or not stop:
         _bad("stop", f"must be a non-empty mapping with keys from {list(STOP_KEYS)}")
@@ -200,6 +212,33 @@ def validate(raw: dict) -> dict:
     if not isinstance(cfg["storage_path"], str):
         _bad("storage_path", "must be a path string")
     return cfg
+
+
+def _validate_league(given: dict) -> dict:
+    league = _check_section("league", given, LEAGUE_DEFAULTS)
+    if not 0.0 <= league["past_fraction"] <= 1.0:
+        _bad("league.past_fraction", f"must be in [0, 1], got {league['past_fraction']}")
+    if league["eta"] < 0:
+        _bad("league.eta", f"must be >= 0, got {league['eta']}")
+    for k in ("snapshot_every", "slots"):
+        if league[k] < 1:
+            _bad(f"league.{k}", f"must be >= 1, got {league[k]}")
+    return league
+
+
+def _validate_trueskill(given: dict, mode: str) -> dict:
+    ts = _check_section("trueskill", given, TRUESKILL_DEFAULTS)
+    for k in ("every", "games"):
+        if ts[k] < (0 if k == "every" else 1):
+            _bad(f"trueskill.{k}", f"must be >= {0 if k == 'every' else 1}, got {ts[k]}")
+    if ts["time_limit_s"] < 0:
+        _bad("trueskill.time_limit_s", f"must be >= 0, got {ts['time_limit_s']}")
+    if ts["references"] is None:
+        ts["references"] = os.path.join(REFERENCES_DIR, f"references_{mode}.json")
+    if ts["every"] and not isinstance(ts["references"], str) or not os.path.isfile(ts["references"]):
+        _bad("trueskill.references", f"must be a rated reference pool JSON file (python -m app.evaluate "
+                                     f"--rate-references), got {ts['references']!r}")
+    return ts
 
 
 def set_key(raw: dict, dotted: str, value) -> dict:

@@ -5,6 +5,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - dual-clip PPO (seeds/004 app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
 - the auxiliary win-probability head (seeds/003 app. D), trained with a small weight on the label of eq. 10;
 - the running observation statistics of the module are updated from every training batch (app. E);
+- the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
+- the opponent pool's state rides in the learner's state (``league_state``), so that checkpoints carry it;
 - ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient and the
   GAE discount.
 
@@ -22,12 +24,15 @@ from ray.rllib.connectors.learner import GeneralAdvantageEstimation
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.learner import ENTROPY_KEY, POLICY_LOSS_KEY, VF_LOSS_KEY
 from ray.rllib.evaluation.postprocessing import Postprocessing
+from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import explained_variance
 
 from callbacks.win_label import WIN_LABEL
 from policies.five_module import WIN_LOGIT
 
 DUAL_CLIP_C = 3.0  # seeds/004 app. G: "the two clipping hyperparameters ... are set as 0.2 and 3"
+LEAGUE_STATE_KEY = "five_league_pool"
+SAMPLES_OPTIMIZED = "samples_optimized"
 AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
 
 
@@ -43,6 +48,33 @@ class FivePPOLearner(PPOTorchLearner):
     def build(self):
         super().build()
         self._five_entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
+        self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
+
+    def update(self, *args, **kwargs):
+        """RLlib's update, minus the results of modules that do not train (the league's opponent slots): PPO syncs
+        the weights of every module named in the results to the env runners, which would overwrite the past
+        versions loaded into the slots with the learner's never-trained copies."""
+        results = super().update(*args, **kwargs)
+        if isinstance(results, dict):
+            for module_id in list(results):
+                if module_id in self.module.keys() and not self.should_module_be_updated(module_id):
+                    del results[module_id]
+        return results
+
+    # ---- league state: carried in the learner's state so that every checkpoint has it ----------------------------
+    def set_league_state(self, state):
+        self.league_state = state
+
+    def get_state(self, *args, **kwargs):
+        state = super().get_state(*args, **kwargs)
+        if self.league_state is not None:
+            state[LEAGUE_STATE_KEY] = self.league_state
+        return state
+
+    def set_state(self, state):
+        super().set_state(state)
+        if LEAGUE_STATE_KEY in state:
+            self.league_state = state[LEAGUE_STATE_KEY]
 
     # ---- schedules ---------------------------------------------------------------------------------------------------
     def set_schedule_values(self, values: dict):
@@ -78,6 +110,14 @@ class FivePPOLearner(PPOTorchLearner):
 
         if hasattr(module, "update_normalizers"):
             module.update_normalizers(batch[Columns.OBS], mask)
+        if WEIGHTS_SEQ_NO in batch:
+            # app. M staleness: versions between the parameters that acted and those being optimized (RLlib bumps
+            # the learner's number when an update starts, so the parameters being optimized are number - 1)
+            age = (self._weights_seq_no - 1 - batch[WEIGHTS_SEQ_NO].double())[mask]
+            self.metrics.log_dict({"staleness_mean": age.mean().item(), "staleness_max": age.max().item()},
+                                  key=module_id, window=1)
+        # eq. 13's numerator: real samples optimized (RLlib's own step count includes the LSTM's padding)
+        self.metrics.log_value((module_id, SAMPLES_OPTIMIZED), int(mask.sum()), reduce="sum")
 
         dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
         logp = dist.logp(batch[Columns.ACTIONS])

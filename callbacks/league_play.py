@@ -1,0 +1,264 @@
+"""League play inside training (seeds/003 app. N): in a share of the games the whole enemy team is a frozen past
+version of "main", sampled by quality from the opponent pool (policies/league.py).
+
+How it scales. The pool on the driver only knows where each version's weights are: one file per version under
+``<trial dir>/league/`` (paths relative to the trial directory, callbacks/run_dir.py). Every env runner holds a few opponent *slots*, the modules ``league_slot_0`` ..
+``league_slot_{K-1}``, which never train and which the learner never syncs. When a game starts
+(``on_episode_created``, before the env's reset and so before any agent is mapped to a module), the runner draws the
+matchup: self-play with probability 1 - past_fraction, else a past version sampled with p_i proportional to
+exp(q_i), loaded from its file into a free slot (or shared with a game already playing that version; with every slot
+busy the game falls back to self-play and is counted). A runner therefore holds K modules however large the pool is.
+The past version plays radiant or dire with equal probability.
+
+Why not ``Algorithm.add_module`` per snapshot (shared/notes/rllib.md section 4): it puts every version in every
+runner and in the learner. The notes' sync trap does not arise here: slot weights are set on the runner itself by
+``module.set_state`` from the saved file, and the learner's post-update ``sync_weights`` only carries "main".
+
+Driver side, after every iteration (``on_train_result``):
+
+1. the finished league games (version, result) are pulled from every runner and fed to the pool (eq. 14);
+2. every ``snapshot_every`` iterations the learner's "main" weights are saved and join the pool (q = max q);
+3. the pool's table (version, file, probability) is pushed to the runners;
+4. a row per version is appended to ``<trial dir>/league.csv`` (iteration, version, quality, probability, games,
+   wins: the data of figure 27), and a summary goes to ``result["league"]``;
+5. the pool's state is handed to the learner (``FivePPOLearner.league_state``), so that it is in every checkpoint,
+   and is read back from there when a checkpoint is restored (``--resume``).
+"""
+from __future__ import annotations
+
+import csv
+import os
+
+import numpy as np
+import torch
+from ray.rllib.callbacks.callbacks import RLlibCallback
+
+from callbacks.run_dir import trial_dir
+from policies.league import (PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS,
+                             OpponentPool)
+
+LEAGUE_KEY = "five_league"  # settings in config.learner_config_dict; the matchup in episode.custom_data
+MAIN = "main"
+SLOT_PREFIX = "league_slot_"
+DEFAULT_SLOTS = 2  # opponent modules per env runner: with 20% past games and 8 envs, ~1.6 are busy on average
+WEIGHTS_DIR = "league"
+CSV_NAME = "league.csv"
+CSV_COLUMNS = ("iteration", "version", "snapshot_iteration", "quality", "probability", "games", "current_wins")
+
+LEAGUE_DEFAULTS = {
+    "enabled": False,
+    "past_fraction": PAST_OPPONENT_FRACTION,  # app. N / Table 2: 20% of games against past versions
+    "snapshot_every": SNAPSHOT_EVERY_ITERATIONS,  # app. N: the current agent joins every 10 iterations
+    "eta": QUALITY_LEARNING_RATE,  # app. N eq. 14 / Table 2: past opponents learning rate 0.01
+    "slots": DEFAULT_SLOTS,
+}
+
+
+def slot_module_ids(slots: int) -> list[str]:
+    return [f"{SLOT_PREFIX}{j}" for j in range(slots)]
+
+
+def league_mapping_fn(agent_id, episode, **kwargs):
+    """Agents of the side a past version plays map to its slot; every other agent to "main"."""
+    m = getattr(episode, "custom_data", {}).get(LEAGUE_KEY)
+    if m is not None and m["module"] is not None and agent_id.startswith(m["side"]):
+        return m["module"]
+    return MAIN
+
+
+def save_weights(state: dict, path: str):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    torch.save(state, tmp)
+    os.replace(tmp, path)  # a reader never sees half a file
+
+
+def load_weights(path: str) -> dict:
+    return torch.load(path, weights_only=False)
+
+
+# ---- env runner side ---------------------------------------------------------------------------------------------------
+class RunnerLeague:
+    """One env runner's league state: the pool table it samples from, its slots and the results not yet collected."""
+
+    def __init__(self, slots: int, past_fraction: float, seed: int):
+        self.slot_version: list[int | None] = [None] * slots
+        self.slot_users: list[set] = [set() for _ in range(slots)]
+        self.env_slot: dict[int, int] = {}
+        self.versions, self.paths, self.probs = [], [], np.zeros(0)
+        self.past_fraction = past_fraction
+        self.rng = np.random.default_rng(seed)
+        self.results: list[tuple[int, str]] = []  # (version, "win" | "loss" | "draw" of main)
+        self.loads = self.fallbacks = 0
+
+    def set_table(self, versions, paths, probs):
+        self.versions, self.paths, self.probs = list(versions), list(paths), np.asarray(probs, np.float64)
+
+    def release(self, env_index: int):
+        j = self.env_slot.pop(env_index, None)
+        if j is not None:
+            self.slot_users[j].discard(env_index)
+
+    def draw(self, env_index: int, load) -> dict | None:
+        """The matchup of the game starting in env `env_index`: None for self-play, else {"version", "module",
+        "side"}. `load(slot, path)` puts a version's weights into a slot module."""
+        self.release(env_index)
+        if not self.versions or self.rng.random() >= self.past_fraction:
+            return None
+        i = int(self.rng.choice(len(self.versions), p=self.probs))
+        version = self.versions[i]
+        side = "radiant" if self.rng.random() < 0.5 else "dire"
+        j = next((j for j, v in enumerate(self.slot_version) if v == version), None)
+        if j is None:
+            j = next((j for j, users in enumerate(self.slot_users) if not users), None)
+            if j is None:
+                self.fallbacks += 1
+                return None
+            load(j, self.paths[i])
+            self.slot_version[j] = version
+            self.loads += 1
+        self.slot_users[j].add(env_index)
+        self.env_slot[env_index] = j
+        return {"version": version, "module": f"{SLOT_PREFIX}{j}", "side": side}
+
+    def drain(self) -> dict:
+        out = {"results": self.results, "loads": self.loads, "fallbacks": self.fallbacks,
+               "slots": list(self.slot_version)}
+        self.results, self.loads, self.fallbacks = [], 0, 0
+        return out
+
+
+def runner_league(env_runner) -> RunnerLeague | None:
+    """The env runner's RunnerLeague (created on first use), or None when league play is off."""
+    league = getattr(env_runner, "_five_league", None)
+    if league is None:
+        cfg = env_runner.config.learner_config_dict.get(LEAGUE_KEY) or {}
+        if not cfg.get("enabled"):
+            return None
+        seed = (env_runner.config.seed or 0) * 1009 + getattr(env_runner, "worker_index", 0)
+        league = env_runner._five_league = RunnerLeague(cfg["slots"], cfg["past_fraction"], seed)
+    return league
+
+
+def collect_from_runner(env_runner) -> dict:
+    """Runs on a runner (foreach_env_runner): hands over the league games finished since the last call."""
+    league = runner_league(env_runner)
+    return league.drain() if league is not None else {"results": [], "loads": 0, "fallbacks": 0, "slots": []}
+
+
+def install_table(env_runner, table, forget_slots: bool = False) -> int:
+    """Runs on a runner: the pool table (versions, weight files, probabilities) that its next games sample from.
+    `forget_slots` marks every slot as holding no version (after a checkpoint restore overwrote the slot modules)."""
+    league = runner_league(env_runner)
+    if league is None:
+        return 0
+    league.set_table(*table)
+    if forget_slots:
+        league.slot_version = [None] * len(league.slot_version)
+    return len(table[0])
+
+
+def _winner(episode) -> str | None:
+    for info in episode.get_infos(-1).values():
+        if "winner" in info:
+            return info["winner"]
+    return None
+
+
+# ---- driver side -------------------------------------------------------------------------------------------------------
+def league_settings(config) -> dict:
+    cfg = config.learner_config_dict.get(LEAGUE_KEY) or {}
+    return cfg if cfg.get("enabled") else {}
+
+
+class LeagueCallback(RLlibCallback):
+    # -- env runners --
+    def on_episode_created(self, *, episode, env_runner=None, env_index=0, **kwargs):
+        league = runner_league(env_runner) if env_runner is not None else None
+        if league is None:
+            return
+
+        def load(slot, path):
+            env_runner.module[f"{SLOT_PREFIX}{slot}"].set_state(load_weights(path))
+
+        matchup = league.draw(env_index, load)
+        if matchup is not None:
+            episode.custom_data[LEAGUE_KEY] = matchup
+
+    def on_episode_end(self, *, episode, env_runner=None, env_index=0, **kwargs):
+        league = runner_league(env_runner) if env_runner is not None else None
+        if league is None:
+            return
+        league.release(env_index)
+        m = episode.custom_data.get(LEAGUE_KEY)
+        if m is None:
+            return
+        winner = _winner(episode)
+        main_side = "dire" if m["side"] == "radiant" else "radiant"
+        league.results.append((m["version"], "draw" if winner in (None, "none") else
+                               ("win" if winner == main_side else "loss")))
+
+    # -- driver --
+    def on_algorithm_init(self, *, algorithm, **kwargs):
+        cfg = league_settings(algorithm.config)
+        if cfg:
+            algorithm._five_pool = OpponentPool(cfg["eta"], cfg["past_fraction"], cfg["snapshot_every"])
+
+    def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        if not league_settings(algorithm.config):
+            return
+        results = algorithm.learner_group.foreach_learner(lambda learner: learner.league_state)
+        state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)
+        if state:
+            algorithm._five_pool = OpponentPool.from_state_dict(state)
+            push_table(algorithm, forget_slots=True)
+
+    def on_train_result(self, *, algorithm, result, **kwargs):
+        pool = getattr(algorithm, "_five_pool", None)
+        if pool is None:
+            return
+        it = algorithm.iteration
+        collected = algorithm.env_runner_group.foreach_env_runner(collect_from_runner, local_env_runner=True)
+        counts = {"win": 0, "loss": 0, "draw": 0}
+        for part in collected:
+            for version, outcome in part["results"]:
+                pool.record(version, outcome == "win")
+                counts[outcome] += 1
+        if pool.due(it):
+            relative = os.path.join(WEIGHTS_DIR, f"version_{len(pool) + 1:05d}_iter_{it}.pt")
+            save_weights(algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN],
+                         os.path.join(trial_dir(algorithm), relative))
+            pool.add(it, relative)
+        push_table(algorithm)
+        _append_csv(os.path.join(trial_dir(algorithm), CSV_NAME), it, pool.rows())
+        state = pool.state_dict()
+        algorithm.learner_group.foreach_learner(lambda learner: learner.set_league_state(state))
+        games = sum(counts.values())
+        result["league"] = {
+            "versions": len(pool), "past_games": games, "past_wins": counts["win"], "past_draws": counts["draw"],
+            "past_win_rate": counts["win"] / games if games else float("nan"),
+            "slot_loads": sum(p["loads"] for p in collected),
+            "slot_fallbacks": sum(p["fallbacks"] for p in collected),
+            "max_quality": max((v.quality for v in pool.versions), default=float("nan")),
+            "min_quality": min((v.quality for v in pool.versions), default=float("nan")),
+        }
+
+
+def push_table(algorithm, forget_slots: bool = False):
+    pool, root = algorithm._five_pool, trial_dir(algorithm)
+    table = ([v.version for v in pool.versions], [os.path.join(root, v.weights_path) for v in pool.versions],
+             pool.probabilities().tolist())
+    algorithm.env_runner_group.foreach_env_runner(lambda er: install_table(er, table, forget_slots),
+                                                  local_env_runner=True)
+
+
+def _append_csv(path: str, iteration: int, rows: list[dict]):
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        if new:
+            w.writeheader()
+        for r in rows:
+            w.writerow({"iteration": iteration, "version": r["version"], "snapshot_iteration": r["iteration"],
+                        "quality": r["quality"], "probability": r["probability"], "games": r["games"],
+                        "current_wins": r["current_wins"]})

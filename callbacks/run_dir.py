@@ -1,0 +1,17 @@
+"""Where a run's own files (league weights and CSV, TrueSkill CSV) go: the trial's directory in Tune's storage, next
+to progress.csv and the checkpoints, so that they survive the Ray session and ``--resume`` finds them. Under Tune,
+``Algorithm.logdir`` is a working directory inside the Ray session's temporary files (not synced by default), so it
+is only the fallback, for an Algorithm built outside Tune. The storage is assumed to be a local (or mounted) path."""
+from __future__ import annotations
+
+import os
+
+
+def trial_dir(algorithm) -> str:
+    storage = getattr(algorithm, "_storage", None)
+    if storage is not None and getattr(storage, "trial_dir_name", None):
+        path = storage.trial_fs_path
+        if os.path.isabs(path):
+            os.makedirs(path, exist_ok=True)
+            return path
+    return algorithm.logdir

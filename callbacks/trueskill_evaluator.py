@@ -1,0 +1,264 @@
+"""TrueSkill of the training agent measured beside training (seeds/003 app. J).
+
+OpenAI Five rated every version of its agent while it trained: the version plays reference agents within 10
+TrueSkill points of its current mu, its rating is updated after each game with the references held constant, and a
+new version starts at the previous version's mu. Here that runs in one Ray actor beside training:
+
+- ``TrueSkillEvaluator`` rates versions against the reference pool (plain Python, no Ray);
+- ``BackgroundEvaluator`` plays those games in a background thread at the lowest CPU priority (nice 19), so that it
+  takes idle CPU (e.g. while the learner waits for samples) instead of training's; it holds at most one pending
+  version (a newer one replaces it) and hands finished results out without blocking. ``TrueSkillEvaluatorActor`` is
+  the same class as a Ray actor (num_cpus=0: it reserves no CPU from training);
+- ``TrueSkillCallback`` submits the "main" weights every N iterations, reports finished ratings in
+  ``result["trueskill"]`` and appends them to ``<trial dir>/trueskill.csv`` (callbacks/run_dir.py) (the input of scripts/speedup.py).
+
+The settings travel in ``config.learner_config_dict["five_trueskill"]``::
+
+    {"every": 5, "games": 20, "time_limit_s": 0.0,
+     "references": {"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2}, ...}}}
+
+``references`` is a rated references file of app/evaluate.py (``--rate-references``); ``time_limit_s`` 0 is the
+mode's default; ``every`` 0 (or no settings) turns the evaluation off.
+"""
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import threading
+import time
+
+import ray
+from ray.rllib.callbacks.callbacks import RLlibCallback
+
+from app import ratings as R
+from app.evaluate import make_reference_agent, play
+from callbacks.run_dir import trial_dir
+
+logger = logging.getLogger(__name__)
+
+TRUESKILL_KEY = "five_trueskill"  # where the settings travel inside config.learner_config_dict
+DEFAULT_GAMES = 20  # per version; the paper plays 750 (ratings.PAPER_GAMES_PER_VERSION)
+EVALUATOR_NICENESS = 19  # the lowest CPU priority: the games only take CPU that training leaves idle
+SEED_STRIDE = 1000  # version v plays games with seeds SEED_STRIDE * v + g
+POLL_WAIT_S = 0.05  # the most the driver waits for the actor to answer a poll; a late answer is read next iteration
+CSV_NAME = "trueskill.csv"
+# scripts/speedup.py reads "iteration" and "trueskill_mu" by default: they repeat version and mu
+CSV_COLUMNS = ("iteration", "trueskill_mu", "version", "mu", "sigma", "games", "wins", "draws", "losses", "wall_s")
+
+
+# ---- rating versions ---------------------------------------------------------------------------------------------------
+def reference_ratings(references: dict) -> dict:
+    """The pool's TrueSkill by name, from a rated references dict ({"mode", "agents": {name: spec}})."""
+    env = R.trueskill_env()
+    pool = {}
+    for name, spec in references.get("agents", {}).items():
+        if "mu" not in spec or "sigma" not in spec:
+            raise ValueError(f"reference {name!r} has no rating (mu, sigma): rate the pool first "
+                             f"(python -m app.evaluate --rate-references)")
+        pool[name] = env.create_rating(mu=spec["mu"], sigma=spec["sigma"])
+    if not pool:
+        raise ValueError("the references list no agent")
+    return pool
+
+
+def side_of_game(g: int) -> str:
+    return "radiant" if g % 2 == 0 else "dire"
+
+
+class TrueSkillEvaluator:
+    """Rates versions of an agent against a fixed pool of rated references (app. J)."""
+
+    def __init__(self, references: dict, module_factory, start_mu: float | None = None):
+        """references: a rated references dict of app/evaluate.py; module_factory: a zero-argument callable that
+        returns a fresh RLModule of the rated agent's architecture (e.g. an RLModuleSpec's ``build``); start_mu: the
+        mu of the version rated before this evaluator started (a resumed run), if any."""
+        if "mode" not in references:
+            raise ValueError("the references have no game mode ('mode')")
+        self.mode = references["mode"]
+        self.specs = references["agents"]
+        self.pool = reference_ratings(references)
+        self.module_factory = module_factory
+        self.ratings: dict = {}  # version -> trueskill.Rating
+        self.start = None if start_mu is None else R.new_version_rating(R.trueskill_env().create_rating(start_mu))
+
+    def previous_rating(self, version: int):
+        """The rating of the latest evaluated version before `version`, or None."""
+        earlier = [v for v in self.ratings if v < version]
+        return self.ratings[max(earlier)] if earlier else self.start
+
+    def build_agent(self, module_state):
+        from policies.module_agent import ModuleAgent
+        module = self.module_factory()
+        module.set_state(module_state)
+        return ModuleAgent(module)
+
+    def evaluate(self, version: int, module_state, games: int, time_limit_s: float, seed: int) -> dict:
+        """Plays `games` games of the version (weights `module_state`) against eligible references, alternating
+        sides, and returns its rating, the game counts and the per-game rows."""
+        t0 = time.time()
+        agent = self.build_agent(module_state)
+        rating = R.new_version_rating(self.previous_rating(version))
+        counts, rows = {}, []
+        for g in range(games):
+            name = R.pick_reference(rating.mu, self.pool, counts)
+            counts[name] = counts.get(name, 0) + 1
+            side = side_of_game(g)
+            opponent = make_reference_agent(name, self.specs[name], seed + g)
+            score = play(self.mode, agent, opponent, side, seed + g, time_limit_s)
+            rating = R.update_against_reference(rating, self.pool[name], score)
+            rows.append({"game": g, "reference": name, "side": side, "score": score, "mu": rating.mu,
+                         "sigma": rating.sigma})
+        self.ratings[version] = rating
+        scores = [r["score"] for r in rows]
+        return {"version": version, "mu": rating.mu, "sigma": rating.sigma, "games": games,
+                "wins": scores.count(R.WIN), "draws": scores.count(R.DRAW), "losses": scores.count(R.LOSS),
+                "wall_s": time.time() - t0, "opponents": counts, "rows": rows}
+
+
+# ---- evaluating beside training ----------------------------------------------------------------------------------------
+class BackgroundEvaluator:
+    """Evaluates submitted versions one at a time in a background thread at nice 19. At most one version waits: a
+    newer submission replaces it. ``submit`` and ``poll`` return at once."""
+
+    def __init__(self, references: dict, module_factory, games: int = DEFAULT_GAMES, time_limit_s: float = 0.0,
+                 start_mu: float | None = None):
+        self.evaluator = TrueSkillEvaluator(references, module_factory, start_mu)
+        self.games, self.time_limit_s = games, time_limit_s
+        self._lock = threading.Condition()
+        self._pending = None  # (version, module_state) or None
+        self._running = None  # the version being played
+        self._finished = []  # result dicts not yet polled
+        self._niceness = None
+        threading.Thread(target=self._loop, name="trueskill-evaluator", daemon=True).start()
+
+    def submit(self, version: int, module_state) -> int | None:
+        """Queues the version, replacing the pending one; returns the replaced version (None if there was none)."""
+        with self._lock:
+            replaced = self._pending[0] if self._pending is not None else None
+            self._pending = (version, module_state)
+            self._lock.notify()
+        return replaced
+
+    def poll(self) -> list:
+        """The results finished since the last poll, oldest first (a failed evaluation gives {"version", "error"})."""
+        with self._lock:
+            out, self._finished = self._finished, []
+        return out
+
+    def status(self) -> dict:
+        with self._lock:
+            return {"running": self._running, "pending": None if self._pending is None else self._pending[0],
+                    "unpolled": len(self._finished), "niceness": self._niceness}
+
+    def _loop(self):
+        self._lower_priority()
+        while True:
+            with self._lock:
+                while self._pending is None:
+                    self._lock.wait()
+                (version, state), self._pending = self._pending, None
+                self._running = version
+            result = self._evaluate(version, state)
+            with self._lock:
+                self._finished.append(result)
+                self._running = None
+
+    def _lower_priority(self):
+        """nice 19 for this thread (Linux nice values are per thread: the thread answering submit and poll keeps its
+        priority) and one torch thread (the games' tensors are tiny)."""
+        import torch
+        os.nice(EVALUATOR_NICENESS)
+        torch.set_num_threads(1)
+        self._niceness = os.getpriority(os.PRIO_PROCESS, 0)
+
+    def _evaluate(self, version: int, state) -> dict:
+        try:
+            return self.evaluator.evaluate(version, state, self.games, self.time_limit_s, SEED_STRIDE * version)
+        except Exception as e:  # reported through poll: a failed evaluation must not stop training
+            logger.exception("TrueSkill evaluation of version %s failed", version)
+            return {"version": version, "error": f"{type(e).__name__}: {e}"}
+
+
+# num_cpus=0: the actor reserves no CPU slot, its games run at nice 19 in the CPU training leaves idle
+TrueSkillEvaluatorActor = ray.remote(num_cpus=0)(BackgroundEvaluator)
+
+
+# ---- the callback ------------------------------------------------------------------------------------------------------
+def trueskill_settings(algorithm) -> dict:
+    """The settings, or {} when the evaluation is off."""
+    cfg = (algorithm.config.learner_config_dict or {}).get(TRUESKILL_KEY) or {}
+    return cfg if cfg.get("every", 0) > 0 else {}
+
+
+def summary(result: dict) -> dict:
+    """What lands in the training result."""
+    return {"version": result["version"], "mu": result["mu"], "sigma": result["sigma"], "games": result["games"],
+            "win_rate": result["wins"] / result["games"] if result["games"] else 0.0}
+
+
+def append_csv(path: str, results: list) -> None:
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
+        if new:
+            w.writeheader()
+        for r in results:
+            w.writerow({**{k: r[k] for k in CSV_COLUMNS if k in r}, "iteration": r["version"],
+                        "trueskill_mu": r["mu"]})
+
+
+def last_rated_mu(path: str) -> float | None:
+    """The mu of the last version in a run's trueskill.csv (a resumed run's next version starts there), or None."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return float(rows[-1]["mu"]) if rows else None
+
+
+class TrueSkillCallback(RLlibCallback):
+    """Every `every` iterations, sends the current "main" weights to the TrueSkill actor; reports what it finished."""
+
+    def __init__(self):
+        super().__init__()
+        self.results = []  # every finished result, oldest first
+        self._actor = None
+        self._poll_ref = None  # the poll in flight
+
+    def on_algorithm_init(self, *, algorithm, **kwargs):
+        cfg = trueskill_settings(algorithm)
+        if not cfg:
+            return
+        from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+        reference_ratings(cfg["references"])  # fail here, not in the actor, when a reference is unrated
+        spec = RLModuleSpec.from_module(algorithm.get_module("main"))
+        self._actor = TrueSkillEvaluatorActor.remote(cfg["references"], spec.build, cfg.get("games", DEFAULT_GAMES),
+                                                     cfg.get("time_limit_s", 0.0),
+                                                     last_rated_mu(os.path.join(trial_dir(algorithm), CSV_NAME)))
+
+    def on_train_result(self, *, algorithm, result, **kwargs):
+        if self._actor is None:
+            return
+        cfg = trueskill_settings(algorithm)
+        if algorithm.iteration % cfg["every"] == 0:
+            state = algorithm.learner_group.get_weights(module_ids=["main"])["main"]
+            self._actor.submit.remote(algorithm.iteration, state)  # fire and forget
+        finished = self._poll()
+        for r in [r for r in finished if "error" in r]:
+            logger.warning("TrueSkill evaluation of version %s failed: %s", r["version"], r["error"])
+        finished = [r for r in finished if "error" not in r]
+        if finished:
+            self.results.extend(finished)
+            append_csv(os.path.join(trial_dir(algorithm), CSV_NAME), finished)
+            result["trueskill"] = summary(finished[-1])
+
+    def _poll(self) -> list:
+        """The results the actor finished, waiting at most POLL_WAIT_S for its answer (a late one is read later)."""
+        if self._poll_ref is None:
+            self._poll_ref = self._actor.poll.remote()
+        ready, _ = ray.wait([self._poll_ref], timeout=POLL_WAIT_S)
+        if not ready:
+            return []
+        out, self._poll_ref = ray.get(self._poll_ref), None
+        return out

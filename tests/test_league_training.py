@@ -1,0 +1,148 @@
+"""League play inside training (callbacks/league_play.py): matchups drawn on the env runners from the pool's table,
+opponent slots, results flowing back, snapshot weights on the runners equal to the learner's at snapshot time, and
+the pool carried by checkpoints."""
+from __future__ import annotations
+
+import csv
+import hashlib
+import os
+
+import numpy as np
+import pytest
+
+from callbacks.league_play import (LEAGUE_KEY, SLOT_PREFIX, RunnerLeague, league_mapping_fn, load_weights,
+                                   save_weights)
+from test_training_e2e import build_algo, no_home_results, tiny_smoke  # noqa: F401 (fixture)
+
+
+# ---- the runner side, without Ray ----------------------------------------------------------------------------------------
+class Loads:
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, slot, path):
+        self.calls.append((slot, path))
+
+
+def test_draws_follow_the_pool_probabilities_and_the_past_fraction():
+    league = RunnerLeague(slots=1, past_fraction=0.25, seed=0)
+    probs = np.array([0.5, 0.3, 0.2])
+    league.set_table([1, 2, 3], ["a", "b", "c"], probs)
+    n = 20000
+    counts = {None: 0, 1: 0, 2: 0, 3: 0}
+    for i in range(n):
+        m = league.draw(0, Loads())
+        counts[None if m is None else m["version"]] += 1
+        league.release(0)
+    assert counts[None] / n == pytest.approx(0.75, abs=0.015)
+    past = n - counts[None]
+    observed = np.array([counts[v] for v in (1, 2, 3)])
+    chi2 = (((observed - past * probs) ** 2) / (past * probs)).sum()
+    assert chi2 < 13.8  # chi-square, 2 degrees of freedom, p = 0.001
+
+
+def test_slots_are_shared_by_version_reused_when_free_and_never_swapped_under_a_game():
+    league = RunnerLeague(slots=2, past_fraction=1.0, seed=1)
+    loads = Loads()
+    league.set_table([7], ["v7.pt"], [1.0])
+    a = league.draw(0, loads)
+    b = league.draw(1, loads)  # the same version: shares the slot, no second load
+    assert a["module"] == b["module"] == f"{SLOT_PREFIX}0" and loads.calls == [(0, "v7.pt")]
+    league.set_table([8, 9], ["v8.pt", "v9.pt"], [0.5, 0.5])
+    c = league.draw(2, loads)  # slot 0 is busy with version 7: a new version goes to slot 1
+    assert c["module"] == f"{SLOT_PREFIX}1" and loads.calls[-1][0] == 1
+    other = 9 if c["version"] == 8 else 8
+    league.set_table([other], [f"v{other}.pt"], [1.0])
+    assert league.draw(3, loads) is None and league.fallbacks == 1  # every slot busy: self-play, counted
+    league.release(0), league.release(1)  # version 7's games ended: slot 0 is free again
+    d = league.draw(3, loads)
+    assert d["module"] == f"{SLOT_PREFIX}0" and d["version"] == other and loads.calls[-1] == (0, f"v{other}.pt")
+    # a new game in an env releases whatever that env's previous game held: env 2 leaves slot 1 for slot 0
+    assert league.draw(2, loads)["module"] == f"{SLOT_PREFIX}0"
+    assert league.slot_users == [{2, 3}, set()] and league.env_slot == {2: 0, 3: 0}
+
+
+def test_mapping_sends_the_past_versions_side_to_its_slot():
+    class Episode:
+        custom_data = {LEAGUE_KEY: {"version": 3, "module": "league_slot_1", "side": "dire"}}
+
+    assert [league_mapping_fn(a, Episode()) for a in ("radiant_0", "radiant_4", "dire_0", "dire_4")] == [
+        "main", "main", "league_slot_1", "league_slot_1"]
+
+    class SelfPlay:
+        custom_data = {}
+
+    assert league_mapping_fn("dire_2", SelfPlay()) == "main"
+
+
+# ---- through RLlib ------------------------------------------------------------------------------------------------------
+def digest(state: dict) -> str:
+    h = hashlib.sha1()
+    for k in sorted(state):
+        h.update(k.encode())
+        h.update(np.ascontiguousarray(np.asarray(state[k], np.float64)).tobytes())
+    return h.hexdigest()
+
+
+def test_league_in_training_snapshot_sync_results_and_checkpoint(ray_session, no_home_results, tmp_path):
+    cfg = tiny_smoke(resources__num_env_runners=1, league__enabled=True, league__snapshot_every=1,
+                     league__past_fraction=1.0, league__slots=2)
+    algo = build_algo(cfg)
+    try:
+        learner_at = {}  # iteration -> digest of the learner's "main" weights right after it (a snapshot's moment)
+        seen = []
+        for _ in range(5):
+            r = algo.train()
+            learner_at[algo.iteration] = digest(algo.learner_group.get_weights(module_ids=["main"])["main"])
+            if "league" in r:
+                seen.append(r["league"])
+            # app. M: synchronous PPO trains on data of the parameters it optimizes; eq. 13 sample reuse
+            # (RLlib's minibatch cycling may optimize a few samples twice in an epoch, never fewer than once)
+            assert r["learners"]["main"]["staleness_mean"] == 0.0 and 1.0 <= r["sample_reuse"] < 2.0
+        pool = algo._five_pool
+        assert [v.iteration for v in pool.versions] == [1, 2, 3, 4, 5]
+        assert len(set(learner_at.values())) == 5  # main kept training: every snapshot differs
+        for v in pool.versions:
+            assert digest(load_weights(os.path.join(algo.logdir, v.weights_path))) == learner_at[v.iteration]
+
+        def runner_slots(er):  # runs on the env runner: (version, weights) of every loaded slot
+            league = er._five_league
+            return [(v, {k: np.asarray(x) for k, x in er.module[f"league_slot_{j}"].get_state().items()})
+                    for j, v in enumerate(league.slot_version) if v is not None]
+
+        slots = [(v, digest(w)) for part in algo.env_runner_group.foreach_env_runner(
+            runner_slots, local_env_runner=False) for v, w in part]
+        assert slots, "no opponent slot was ever loaded on the env runner"
+        for version, d in slots:  # the runner plays exactly the learner's weights of the snapshot's iteration
+            assert d == learner_at[pool.get(version).iteration], version
+        # results flowed back: games against past versions were counted in the pool and in league.csv
+        assert sum(s["past_games"] for s in seen) >= 1
+        assert sum(v.games for v in pool.versions) == sum(s["past_games"] for s in seen)
+        with open(os.path.join(algo.logdir, "league.csv")) as f:
+            rows = list(csv.DictReader(f))
+        last = [r for r in rows if int(r["iteration"]) == algo.iteration]
+        assert [int(r["version"]) for r in last] == [v.version for v in pool.versions]
+        assert sum(float(r["probability"]) for r in last) == pytest.approx(1.0)
+        assert sum(int(r["games"]) for r in last) == sum(v.games for v in pool.versions)
+
+        # the pool travels in the checkpoint (Tune's save_checkpoint / load_checkpoint, as --resume uses them)
+        path = str(tmp_path / "ckpt")
+        algo.save_checkpoint(path)
+        state = pool.state_dict()
+    finally:
+        algo.stop()
+    restored = build_algo(cfg)
+    try:
+        restored.load_checkpoint(path)
+        assert restored._five_pool.state_dict() == state
+        assert restored.env_runner_group.foreach_env_runner(
+            lambda er: er._five_league.versions, local_env_runner=False) == [[1, 2, 3, 4, 5]]
+    finally:
+        restored.stop()
+
+
+def test_saved_weights_round_trip(tmp_path):
+    state = {"a": np.arange(3.0), "b": np.ones((2, 2), np.float32)}
+    path = str(tmp_path / "league" / "v.pt")
+    save_weights(state, path)
+    assert digest(load_weights(path)) == digest(state) and not os.path.exists(path + ".tmp")

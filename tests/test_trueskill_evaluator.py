@@ -1,0 +1,183 @@
+"""callbacks/trueskill_evaluator.py: rating versions against references (seeds/003 app. J) and the actor that does
+it beside training."""
+import csv
+import time
+
+import pytest
+import ray
+import torch
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+from app import ratings as R
+from app.env.moba_env import MobaEnv
+from callbacks import trueskill_evaluator as T
+from policies.five_module import FiveRLModule
+
+TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,
+        "action_embed": 8, "categorical_embed": 4}
+TIME_LIMIT_S = 20.0
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """Tiny models on a busy 2-core machine: a second torch thread makes games ~50x slower."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def spec():
+    env = MobaEnv({"mode": "1v1"})
+    return RLModuleSpec(module_class=FiveRLModule, observation_space=env.observation_spaces["radiant_0"],
+                        action_space=env.action_spaces["radiant_0"], model_config=TINY)
+
+
+@pytest.fixture(scope="module")
+def state(spec):
+    torch.manual_seed(0)
+    return spec.build().get_state()
+
+
+def refs(**agents):
+    """A rated 1v1 pool: name=(kind, mu)."""
+    return {"mode": "1v1", "agents": {n: {"kind": k, "mu": mu, "sigma": 1.0} for n, (k, mu) in agents.items()}}
+
+
+def replay_rating(start_mu, rows, pool):
+    """The rating after `rows`, recomputed from the per-game scores with the references held constant."""
+    rating = R.trueskill_env().create_rating(mu=start_mu)
+    for row in rows:
+        rating = R.update_against_reference(rating, pool[row["reference"]], row["score"])
+        assert row["mu"] == pytest.approx(rating.mu) and row["sigma"] == pytest.approx(rating.sigma)
+    return rating
+
+
+def test_a_version_starts_at_the_previous_versions_mu_and_moves_per_game(spec, state):
+    ev = T.TrueSkillEvaluator(refs(random=("random", 5.0), scripted=("scripted", 8.0)), spec.build)
+    first = ev.evaluate(1, state, 4, TIME_LIMIT_S, seed=0)
+    assert first["mu"] == pytest.approx(replay_rating(0.0, first["rows"], ev.pool).mu)
+    assert first["mu"] != pytest.approx(0.0)  # the games moved it, so the next version's start is testable
+    second = ev.evaluate(2, state, 3, TIME_LIMIT_S, seed=10)
+    expected = replay_rating(first["mu"], second["rows"], ev.pool)
+    assert (second["mu"], second["sigma"]) == pytest.approx((expected.mu, expected.sigma))
+    assert second["games"] == 3 == second["wins"] + second["draws"] + second["losses"]
+    assert sum(second["opponents"].values()) == 3 and second["wall_s"] > 0
+    assert [r["side"] for r in second["rows"]] == ["radiant", "dire", "radiant"]
+    untouched = ev.evaluate(3, state, 0, TIME_LIMIT_S, seed=0)
+    assert (untouched["mu"], untouched["sigma"]) == pytest.approx((second["mu"], R.TRUESKILL_SIGMA))
+
+
+def test_matchmaking_plays_only_references_within_ten_points(spec, state):
+    ev = T.TrueSkillEvaluator(refs(random=("random", 0.0), near=("random", 6.0), far=("random", 40.0)), spec.build)
+    out = ev.evaluate(1, state, 4, TIME_LIMIT_S, seed=0)
+    assert all(r["mu"] < 30 for r in out["rows"])
+    assert out["opponents"] == {"random": 2, "near": 2}  # spread over the eligible references, never "far"
+    ev.ratings[1] = R.trueskill_env().create_rating(mu=38.0)  # a strong previous version: only "far" is near it
+    assert ev.evaluate(2, state, 2, TIME_LIMIT_S, seed=0)["opponents"] == {"far": 2}
+
+
+def test_a_resumed_run_starts_at_the_last_rated_mu(spec, state, tmp_path):
+    path = str(tmp_path / T.CSV_NAME)
+    assert T.last_rated_mu(path) is None
+    T.append_csv(path, [{"version": v, "mu": mu, "sigma": 3.0, "games": 4, "wins": 2, "draws": 1, "losses": 1,
+                         "wall_s": 1.0} for v, mu in ((5, 2.0), (10, 7.5))])
+    assert T.last_rated_mu(path) == 7.5
+    ev = T.TrueSkillEvaluator(refs(random=("random", 0.0)), spec.build, start_mu=T.last_rated_mu(path))
+    out = ev.evaluate(15, state, 1, TIME_LIMIT_S, seed=0)
+    assert out["mu"] == pytest.approx(replay_rating(7.5, out["rows"], ev.pool).mu)
+
+
+def test_unrated_references_are_errors_naming_them(spec):
+    with pytest.raises(ValueError, match="'scripted'"):
+        T.TrueSkillEvaluator({"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0},
+                                                        "scripted": {"kind": "scripted"}}}, spec.build)
+
+
+def test_csv_rows_are_readable_by_speedup(tmp_path):
+    from scripts.speedup import _load
+    path = str(tmp_path / T.CSV_NAME)
+    rows = [{"version": v, "mu": mu, "sigma": 3.0, "games": 4, "wins": 2, "draws": 1, "losses": 1, "wall_s": 1.0,
+             "opponents": {"random": 4}, "rows": []} for v, mu in ((5, 2.0), (10, 7.5))]
+    T.append_csv(path, rows[:1])
+    T.append_csv(path, rows[1:])
+    assert [r["version"] for r in csv.DictReader(open(path))] == ["5", "10"]
+    assert list(_load(path, "iteration", "trueskill_mu")["trueskill_mu"]) == [2.0, 7.5]
+
+
+def wait_for(actor, predicate, timeout_s=45.0):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        st = ray.get(actor.status.remote())
+        if predicate(st):
+            return st
+        time.sleep(0.05)
+    raise AssertionError(f"timed out; last status {st}")
+
+
+def test_the_actor_keeps_one_pending_version_and_polls_without_blocking(ray_session, spec, state):
+    actor = T.TrueSkillEvaluatorActor.remote(refs(random=("random", 0.0)), spec.build, 6, TIME_LIMIT_S)
+    try:
+        assert ray.get(actor.submit.remote(1, state)) is None
+        st = wait_for(actor, lambda s: s["running"] == 1)
+        assert st["niceness"] == T.EVALUATOR_NICENESS
+        assert ray.get(actor.submit.remote(2, state)) is None
+        assert ray.get(actor.submit.remote(3, state)) == 2  # replaced, not queued
+        t = time.time()
+        early = ray.get(actor.poll.remote())
+        assert time.time() - t < 0.5
+        assert ray.get(actor.status.remote())["running"] == 1  # the poll did not wait for the game
+        assert ray.get(actor.status.remote())["pending"] == 3
+        results = list(early)
+        deadline = time.time() + 45
+        while not any(r["version"] == 3 for r in results) and time.time() < deadline:
+            time.sleep(0.2)
+            results += ray.get(actor.poll.remote())
+        assert [r["version"] for r in results] == [1, 3]
+        assert all("error" not in r and r["games"] == 6 for r in results)
+    finally:
+        ray.kill(actor)
+
+
+class FakeAlgorithm:
+    """What TrueSkillCallback reads of an Algorithm (no training here: app/train.py's tests cover that)."""
+
+    def __init__(self, settings, module, logdir):
+        from types import SimpleNamespace
+        self.config = SimpleNamespace(learner_config_dict={T.TRUESKILL_KEY: settings}, env_config={})
+        self.learner_group = SimpleNamespace(get_weights=lambda module_ids: {"main": module.get_state()})
+        self.get_module = lambda module_id: module
+        self.logdir, self.iteration = logdir, 0
+
+
+def test_the_callback_reports_finished_versions_and_writes_the_csv(ray_session, spec, tmp_path):
+    algo = FakeAlgorithm({"every": 2, "games": 2, "time_limit_s": TIME_LIMIT_S,
+                          "references": refs(random=("random", 0.0))}, spec.build(), str(tmp_path))
+    cb = T.TrueSkillCallback()
+    cb.on_algorithm_init(algorithm=algo)
+    reported = []
+    deadline = time.time() + 45
+    while not reported and time.time() < deadline:
+        algo.iteration += 1
+        result = {}
+        t = time.time()
+        cb.on_train_result(algorithm=algo, result=result)
+        assert time.time() - t < 0.5  # never waits for a game
+        reported += [result["trueskill"]] if "trueskill" in result else []
+        time.sleep(0.1)
+    assert reported and reported[0]["version"] % 2 == 0 and reported[0]["games"] == 2
+    assert set(reported[0]) == {"version", "mu", "sigma", "games", "win_rate"}
+    assert [r["version"] for r in cb.results] == [reported[0]["version"]]
+    rows = list(csv.DictReader(open(tmp_path / T.CSV_NAME)))
+    assert [int(r["version"]) for r in rows] == [reported[0]["version"]] and list(rows[0]) == list(T.CSV_COLUMNS)
+
+
+def test_the_callback_is_off_without_settings_or_with_every_zero(spec, tmp_path):
+    for settings in (None, {"every": 0}):
+        algo = FakeAlgorithm(settings, spec.build(), str(tmp_path))
+        cb = T.TrueSkillCallback()
+        cb.on_algorithm_init(algorithm=algo)
+        algo.iteration, result = 2, {}
+        cb.on_train_result(algorithm=algo, result=result)
+        assert cb._actor is None and result == {} and not (tmp_path / T.CSV_NAME).exists()

@@ -61,6 +61,7 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+    from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, MAIN, LeagueCallback, league_mapping_fn, slot_module_ids
     from callbacks.metrics import GameMetricsCallback
@@ -101,7 +102,8 @@ def build_algo_config(cfg: dict):
                                  "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
                                  TRUESKILL_KEY: trueskill_settings(cfg)})
-        .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback])
+        .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback,
+                    CompactEpisodeChunks])
         .debugging(seed=cfg["seed"])
     )
 

@@ -22,6 +22,7 @@ mode's default; ``every`` 0 (or no settings) turns the evaluation off.
 """
 from __future__ import annotations
 
+import atexit
 import csv
 import logging
 import os
@@ -208,6 +209,13 @@ def append_csv(path: str, results: list) -> None:
                         "trueskill_mu": r["mu"]})
 
 
+def _kill_quietly(actor):
+    try:
+        ray.kill(actor)
+    except Exception:  # Ray already shut down: the actor is gone with it
+        pass
+
+
 def last_rated_mu(path: str) -> float | None:
     """The mu of the last version in a run's trueskill.csv (a resumed run's next version starts there), or None."""
     if not os.path.exists(path):
@@ -233,9 +241,12 @@ class TrueSkillCallback(RLlibCallback):
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
         reference_ratings(cfg["references"])  # fail here, not in the actor, when a reference is unrated
         spec = RLModuleSpec.from_module(algorithm.get_module("main"))
-        self._actor = TrueSkillEvaluatorActor.remote(cfg["references"], spec.build, cfg.get("games", DEFAULT_GAMES),
+        self._actor = actor = TrueSkillEvaluatorActor.remote(cfg["references"], spec.build, cfg.get("games", DEFAULT_GAMES),
                                                      cfg.get("time_limit_s", 0.0),
                                                      last_rated_mu(os.path.join(trial_dir(algorithm), CSV_NAME)))
+        # RLlib has no "algorithm stopped" callback: kill the actor when this process exits, before its game thread
+        # would be torn down mid-game by the interpreter's shutdown (which aborts noisily inside torch)
+        atexit.register(_kill_quietly, actor)
 
     def on_train_result(self, *, algorithm, result, **kwargs):
         if self._actor is None:

@@ -99,6 +99,9 @@ def test_league_in_training_snapshot_sync_results_and_checkpoint(ray_session, no
             # app. M: synchronous PPO trains on data of the parameters it optimizes; eq. 13 sample reuse
             # (RLlib's minibatch cycling may optimize a few samples twice in an epoch, never fewer than once)
             assert r["learners"]["main"]["staleness_mean"] == 0.0 and 1.0 <= r["sample_reuse"] < 2.0
+            # games span iterations, yet their length is whole: the kept chunks' summaries add up
+            # (callbacks/episode_memory.py); a 5 s game is 38 steps at frameskip 4
+            assert r["env_runners"]["episode_len_mean"] == pytest.approx(38.0)
         pool = algo._five_pool
         assert [v.iteration for v in pool.versions] == [1, 2, 3, 4, 5]
         assert len(set(learner_at.values())) == 5  # main kept training: every snapshot differs

@@ -1,0 +1,39 @@
+"""scripts/plot_run.py: the run's plots from its CSVs, and a clear error for a directory that is not a run."""
+from __future__ import annotations
+
+import csv
+import os
+
+from scripts import plot_run
+
+
+def write(path, rows):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_writes_training_trueskill_and_opponent_plots(tmp_path, capsys):
+    run = tmp_path / "run"
+    write(str(run / "metrics.csv"), [{"iteration": i, "episode_return": 0.1 * i, "win_rate_vs_random": "",
+                                      "vf_loss": 1.0 / i, "team_spirit": 0.3} for i in range(1, 6)])
+    write(str(run / "PPO_x" / "trueskill.csv"), [{"version": v, "mu": v / 2, "sigma": 3.0} for v in (5, 10)])
+    write(str(run / "PPO_x" / "league.csv"), [
+        {"iteration": it, "version": v, "snapshot_iteration": 3 * v, "quality": -0.1 * v, "probability": 1 / it,
+         "games": 1, "current_wins": 0} for it in range(3, 6) for v in range(1, it - 1)])
+    assert plot_run.main([str(run)]) == 0
+    for name in ("training.png", "trueskill.png", "opponents.png"):
+        with open(run / name, "rb") as f:
+            assert f.read(8) == b"\x89PNG\r\n\x1a\n"
+    # no league or TrueSkill CSV: only the training plot
+    bare = tmp_path / "bare"
+    write(str(bare / "metrics.csv"), [{"iteration": 1, "episode_return": 0.0}])
+    assert plot_run.main([str(bare)]) == 0
+    assert sorted(os.listdir(bare)) == ["metrics.csv", "training.png"]
+
+
+def test_a_directory_without_metrics_is_an_error(tmp_path, capsys):
+    assert plot_run.main([str(tmp_path)]) == 2
+    assert "metrics.csv" in capsys.readouterr().err

@@ -99,7 +99,7 @@ def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int =
 
 
 def evaluate_checkpoint(path: str, refs: dict, games: int, time_limit_s: float, start_mu: float = 0.0,
-                        seed: int = 0, log=print):
+                        seed: int = 0, log=print, explore: bool = True):
     """Returns (final rating, per-game rows)."""
     from policies.module_agent import ModuleAgent
     unrated = [n for n, s in refs["agents"].items() if "mu" not in s]
@@ -116,7 +116,7 @@ def evaluate_checkpoint(path: str, refs: dict, games: int, time_limit_s: float, 
         counts[name] += 1
         side = "radiant" if g % 2 == 0 else "dire"
         opponent = make_reference_agent(name, refs["agents"][name], seed + g)
-        score = play(refs["mode"], ModuleAgent(module), opponent, side, seed + g, time_limit_s)
+        score = play(refs["mode"], ModuleAgent(module, explore=explore), opponent, side, seed + g, time_limit_s)
         rating = R.update_against_reference(rating, pool[name], score)
         rows.append({"game": g, "reference": name, "reference_mu": pool[name].mu, "side": side, "score": score,
                      "mu": rating.mu, "sigma": rating.sigma})
@@ -146,6 +146,8 @@ def main(argv=None) -> int:
     p.add_argument("--time-limit", type=float, default=0.0, help="game time limit in s (0 = the mode's default)")
     p.add_argument("--start-mu", type=float, default=0.0, help="the version's initial mu (the previous version's)")
     p.add_argument("--elo", action="store_true", help="also print Elo ratings (K = 200)")
+    p.add_argument("--greedy", action="store_true", help="play the most likely actions (default: sample them, as "
+                                                          "in training)")
     p.add_argument("--csv", help="where to write the games (default: next to the checkpoint)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
@@ -167,7 +169,7 @@ def main(argv=None) -> int:
                               "ratings": {n: {"mu": s["mu"], "sigma": s["sigma"]} for n, s in refs["agents"].items()}}))
             return 0
         rating, rows = evaluate_checkpoint(args.checkpoint, refs, args.games, args.time_limit, args.start_mu,
-                                           args.seed)
+                                           args.seed, explore=not args.greedy)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

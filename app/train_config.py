@@ -65,12 +65,14 @@ RESOURCE_DEFAULTS = {
     "torch_threads": 1,  # notes section 9: one torch thread per process on small machines
     "num_cpus": 0,  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
 }
-EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0}
+EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0,
+                       "explore": True}  # explore: sample actions as in training (False: the most likely ones)
 TRUESKILL_DEFAULTS = {  # the in-training TrueSkill evaluator (seeds/003 app. J; callbacks/trueskill_evaluator.py)
     "every": 0,  # rate "main" every N iterations (0 = off)
     "games": 8,  # games per version (750 in the paper; small on CPU)
     "time_limit_s": 600.0,  # game time limit of the rating games (0 = the mode's default)
     "references": None,  # rated reference pool JSON (app.evaluate --rate-references); None = the shipped one
+    "explore": True,  # sample actions as in training (False: the most likely ones)
 }
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")

@@ -11,8 +11,9 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 
 
-def evaluate_module(module, env_config: dict, opponents, games: int, seed: int = 0) -> dict:
-    """Plays `games` games of the module (greedy) against each opponent agent name, alternating sides. Per opponent:
+def evaluate_module(module, env_config: dict, opponents, games: int, seed: int = 0, explore: bool = True) -> dict:
+    """Plays `games` games of the module (actions sampled as in training, or the most likely ones with
+    explore=False) against each opponent agent name, alternating sides. Per opponent:
     win and draw rates, game minutes, the reward margin (the module team's summed raw reward minus the opponent's,
     per game) and the buildings (towers, barracks, shrines) each side destroyed per game: the margin and buildings
     show progress long before games are won."""
@@ -25,7 +26,7 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
         wins = draws = 0
         minutes = margin = buildings = lost = 0.0
         for g in range(games):
-            me, other = ModuleAgent(module), make_agent(name, seed + g)
+            me, other = ModuleAgent(module, explore=explore), make_agent(name, seed + g)
             side = "radiant" if g % 2 == 0 else "dire"
             s = play_game(env, *((me, other) if side == "radiant" else (other, me)), seed=seed + g)
             wins += s["winner"] == side
@@ -60,6 +61,6 @@ class EvaluationCallback(RLlibCallback):
         env_config = {k: v for k, v in algorithm.config.env_config.items() if k in cfg.get("env_keys", ())}
         env_config["time_limit_s"] = cfg.get("time_limit_s", 0.0)
         res = evaluate_module(module, env_config, cfg.get("opponents", ["random"]), cfg.get("games", 2),
-                              seed=1000 * algorithm.iteration)
+                              seed=1000 * algorithm.iteration, explore=cfg.get("explore", True))
         res["wall_s"] = time.time() - t
         result["evaluation_games"] = res

@@ -70,7 +70,7 @@ def side_of_game(g: int) -> str:
 class TrueSkillEvaluator:
     """Rates versions of an agent against a fixed pool of rated references (app. J)."""
 
-    def __init__(self, references: dict, module_factory, start_mu: float | None = None):
+    def __init__(self, references: dict, module_factory, start_mu: float | None = None, explore: bool = True):
         """references: a rated references dict of app/evaluate.py; module_factory: a zero-argument callable that
         returns a fresh RLModule of the rated agent's architecture (e.g. an RLModuleSpec's ``build``); start_mu: the
         mu of the version rated before this evaluator started (a resumed run), if any."""
@@ -81,6 +81,7 @@ class TrueSkillEvaluator:
         self.pool = reference_ratings(references)
         self.module_factory = module_factory
         self.ratings: dict = {}  # version -> trueskill.Rating
+        self.explore = explore  # sample the version's actions as in training (False: the most likely ones)
         self.start = None if start_mu is None else R.new_version_rating(R.trueskill_env().create_rating(start_mu))
 
     def previous_rating(self, version: int):
@@ -92,7 +93,7 @@ class TrueSkillEvaluator:
         from policies.module_agent import ModuleAgent
         module = self.module_factory()
         module.set_state(module_state)
-        return ModuleAgent(module)
+        return ModuleAgent(module, explore=self.explore)
 
     def evaluate(self, version: int, module_state, games: int, time_limit_s: float, seed: int) -> dict:
         """Plays `games` games of the version (weights `module_state`) against eligible references, alternating
@@ -123,8 +124,8 @@ class BackgroundEvaluator:
     newer submission replaces it. ``submit`` and ``poll`` return at once."""
 
     def __init__(self, references: dict, module_factory, games: int = DEFAULT_GAMES, time_limit_s: float = 0.0,
-                 start_mu: float | None = None):
-        self.evaluator = TrueSkillEvaluator(references, module_factory, start_mu)
+                 start_mu: float | None = None, explore: bool = True):
+        self.evaluator = TrueSkillEvaluator(references, module_factory, start_mu, explore)
         self.games, self.time_limit_s = games, time_limit_s
         self._lock = threading.Condition()
         self._pending = None  # (version, module_state) or None
@@ -243,7 +244,8 @@ class TrueSkillCallback(RLlibCallback):
         spec = RLModuleSpec.from_module(algorithm.get_module("main"))
         self._actor = actor = TrueSkillEvaluatorActor.remote(cfg["references"], spec.build, cfg.get("games", DEFAULT_GAMES),
                                                      cfg.get("time_limit_s", 0.0),
-                                                     last_rated_mu(os.path.join(trial_dir(algorithm), CSV_NAME)))
+                                                     last_rated_mu(os.path.join(trial_dir(algorithm), CSV_NAME)),
+                                                     cfg.get("explore", True))
         # RLlib has no "algorithm stopped" callback: kill the actor when this process exits, before its game thread
         # would be torn down mid-game by the interpreter's shutdown (which aborts noisily inside torch)
         atexit.register(_kill_quietly, actor)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import csv
 import os
+import time
 
 import numpy as np
 import torch
@@ -217,6 +218,7 @@ class LeagueCallback(RLlibCallback):
         pool = getattr(algorithm, "_five_pool", None)
         if pool is None:
             return
+        t0 = time.time()
         it = algorithm.iteration
         collected = algorithm.env_runner_group.foreach_env_runner(collect_from_runner, local_env_runner=True)
         counts = {"win": 0, "loss": 0, "draw": 0}
@@ -241,6 +243,7 @@ class LeagueCallback(RLlibCallback):
             "slot_fallbacks": sum(p["fallbacks"] for p in collected),
             "max_quality": max((v.quality for v in pool.versions), default=float("nan")),
             "min_quality": min((v.quality for v in pool.versions), default=float("nan")),
+            "callback_s": time.time() - t0,  # the driver's league bookkeeping this iteration
         }
 
 

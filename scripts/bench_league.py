@@ -31,11 +31,6 @@ def runner_rss_mb(env_runner) -> float:
     return float("nan")
 
 
-def runner_loads(env_runner) -> int:
-    league = getattr(env_runner, "_five_league", None)
-    return league.loads if league is not None else 0
-
-
 def fill_pool(algo, n: int, folder: str, rng):
     """n distinct versions on disk, random qualities."""
     import numpy as np
@@ -70,19 +65,22 @@ def run_pool(n: int, args, folder: str) -> dict:
         fill_pool(algo, n, os.path.join(folder, f"pool_{n}"), np.random.default_rng(n))
         algo.train()  # warm-up: first loads, allocator growth
         rss0 = algo.env_runner_group.foreach_env_runner(runner_rss_mb, local_env_runner=False)[0]
-        loads0 = algo.env_runner_group.foreach_env_runner(runner_loads, local_env_runner=False)[0]
-        times, games = [], 0
+        times, games, loads, driver = [], 0, 0, []
         for _ in range(args.iterations):
             t = time.time()
             r = algo.train()
             times.append(time.time() - t)
             games += r.get("league", {}).get("past_games", 0)
+            loads += r.get("league", {}).get("slot_loads", 0)
+            driver.append(r.get("league", {}).get("callback_s", float("nan")))
         rss1 = algo.env_runner_group.foreach_env_runner(runner_rss_mb, local_env_runner=False)[0]
-        loads = algo.env_runner_group.foreach_env_runner(runner_loads, local_env_runner=False)[0] - loads0
         row = {"pool": n, "runner_rss_mb_start": round(rss0, 1), "runner_rss_mb_end": round(rss1, 1),
-               "s_per_iteration": round(float(np.mean(times)), 2), "past_games": games, "slot_loads": loads}
+               "s_per_iteration": round(float(np.median(times)), 2),
+               "league_driver_s_per_iteration": round(float(np.median(driver)), 4), "past_games": games,
+               "slot_loads": loads}
         print(f"pool {n:5d}: env runner RSS {rss0:7.1f} -> {rss1:7.1f} MB, {row['s_per_iteration']:.2f} s per "
-              f"iteration, {games} past-opponent games, {loads} slot loads", flush=True)
+              f"iteration (median; league bookkeeping {row['league_driver_s_per_iteration'] * 1000:.0f} ms), {games} "
+              f"past-opponent games, {loads} slot loads", flush=True)
         return row
     finally:
         algo.stop()
@@ -91,7 +89,7 @@ def run_pool(n: int, args, folder: str) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--pools", type=int, nargs="+", default=[10, 100, 1000])
-    p.add_argument("--iterations", type=int, default=4)
+    p.add_argument("--iterations", type=int, default=6)
     p.add_argument("--past-fraction", type=float, default=1.0, help="share of games against past versions")
     p.add_argument("--game-seconds", type=float, default=5.0, help="game time limit: short games, many loads")
     p.add_argument("--envs", type=int, default=4, help="envs per env runner")

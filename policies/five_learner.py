@@ -156,5 +156,9 @@ class FivePPOLearner(PPOTorchLearner):
                                                                      values[mask]),
             ENTROPY_KEY: masked_mean(entropy), LEARNER_RESULTS_KL_KEY: kl,
             "entropy_coeff": float(entropy_coeff), "mean_reward_trained": masked_mean(batch[Columns.REWARDS]),
+            # how far the learner's log-probabilities are from those the env runners sampled with (0 at the first
+            # minibatch of an update unless the two forward passes disagree), and PPO's clip fraction
+            "logp_abs_diff": masked_mean((logp - batch[Columns.ACTION_LOGP]).abs()).detach(),
+            "clip_fraction": masked_mean(((ratio - 1.0).abs() > config.clip_param).float()).detach(),
         }, key=module_id, window=1)
         return total

@@ -105,6 +105,9 @@ def test_learner_trains_on_post_processed_rewards(ray_session, no_home_results):
     learner = zs["learners"]["main"]
     # 1v1 zero sum: at every env step the two heroes' rewards cancel, and the batch holds both heroes' steps
     assert abs(learner["mean_reward_trained"]) < 1e-6, learner["mean_reward_trained"]
+    # one minibatch of the whole batch, before any step: the learner's log-probabilities of the sampled actions are
+    # those the env runner sampled with (same normalization, LSTM states, masks and action distribution)
+    assert learner["logp_abs_diff"] < 1e-4 and learner["clip_fraction"] == 0.0
     assert "aux_win_loss" in learner
     er = zs["env_runners"]
     raw = (er["raw_return_radiant"], er["raw_return_dire"])

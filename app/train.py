@@ -11,7 +11,6 @@ before Ray starts, with a message that names the key.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import sys
@@ -46,7 +45,7 @@ def make_training_env(env_config):
                                   normalize_gamma=env_config.get("normalize_gamma"))
 
 
-def trueskill_settings(cfg: dict) -> dict:
+def load_trueskill_settings(cfg: dict) -> dict:
     """The in-training TrueSkill evaluator's settings, with the rated reference pool read in (app. J)."""
     ts = dict(cfg["trueskill"])
     if ts["every"]:
@@ -101,7 +100,7 @@ def build_algo_config(cfg: dict):
             learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
                                  "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
-                                 TRUESKILL_KEY: trueskill_settings(cfg)})
+                                 TRUESKILL_KEY: load_trueskill_settings(cfg)})
         .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback,
                     CompactEpisodeChunks])
         .debugging(seed=cfg["seed"])
@@ -170,6 +169,8 @@ def progress_line(row: dict, trial: str = "") -> str:
 def make_progress_callback(run_dir: str):
     from ray.tune import Callback
 
+    from callbacks.run_dir import append_csv_rows
+
     class ProgressCallback(Callback):
         """Prints a line per iteration and appends it to <run_dir>/metrics.csv."""
 
@@ -177,14 +178,8 @@ def make_progress_callback(run_dir: str):
             row = progress_row(result)
             tag = f"[{trial.trial_id}] " if len(trials) > 1 else ""
             print(progress_line(row, tag), flush=True)
-            path = os.path.join(run_dir, "metrics.csv")
-            os.makedirs(run_dir, exist_ok=True)
-            new = not os.path.exists(path)
-            with open(path, "a", newline="") as f:
-                w = csv.DictWriter(f, fieldnames=("trial",) + PROGRESS_COLUMNS)
-                if new:
-                    w.writeheader()
-                w.writerow({"trial": trial.trial_id, **row})
+            append_csv_rows(os.path.join(run_dir, "metrics.csv"), ("trial",) + PROGRESS_COLUMNS,
+                            [{"trial": trial.trial_id, **row}])
 
     return ProgressCallback()
 

@@ -26,7 +26,6 @@ Driver side, after every iteration (``on_train_result``):
 """
 from __future__ import annotations
 
-import csv
 import os
 import time
 
@@ -34,7 +33,7 @@ import numpy as np
 import torch
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from callbacks.run_dir import trial_dir
+from callbacks.run_dir import append_csv_rows, trial_dir
 from policies.league import (PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS,
                              OpponentPool)
 
@@ -232,7 +231,10 @@ class LeagueCallback(RLlibCallback):
                          os.path.join(trial_dir(algorithm), relative))
             pool.add(it, relative)
         push_table(algorithm)
-        _append_csv(os.path.join(trial_dir(algorithm), CSV_NAME), it, pool.rows())
+        append_csv_rows(os.path.join(trial_dir(algorithm), CSV_NAME), CSV_COLUMNS, [
+            {"iteration": it, "version": r["version"], "snapshot_iteration": r["iteration"], "quality": r["quality"],
+             "probability": r["probability"], "games": r["games"], "current_wins": r["current_wins"]}
+            for r in pool.rows()])
         state = pool.state_dict()
         algorithm.learner_group.foreach_learner(lambda learner: learner.set_league_state(state))
         games = sum(counts.values())
@@ -254,14 +256,3 @@ def push_table(algorithm, forget_slots: bool = False):
     algorithm.env_runner_group.foreach_env_runner(lambda er: install_table(er, table, forget_slots),
                                                   local_env_runner=True)
 
-
-def _append_csv(path: str, iteration: int, rows: list[dict]):
-    new = not os.path.exists(path)
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        if new:
-            w.writeheader()
-        for r in rows:
-            w.writerow({"iteration": iteration, "version": r["version"], "snapshot_iteration": r["iteration"],
-                        "quality": r["quality"], "probability": r["probability"], "games": r["games"],
-                        "current_wins": r["current_wins"]})

@@ -23,18 +23,24 @@ SCALE_WARMUP = 100  # returns seen before the running std is used (until then re
 
 
 class ReturnScaler:
-    """Running std of discounted returns (Welford), shared by every env of a process; ``scale(r, returns)`` divides
+    """Running std of discounted returns, shared by every env of a process; ``scale(r, returns)`` divides
     rewards by it. The discounted returns themselves are per env (``step_returns``)."""
 
     def __init__(self):
         self.count, self.mean, self.m2 = 0, 0.0, 0.0
 
     def update(self, x: np.ndarray):
-        for v in np.asarray(x, np.float64).ravel():
-            self.count += 1
-            d = v - self.mean
-            self.mean += d / self.count
-            self.m2 += d * (v - self.mean)
+        """Merges a batch of values (Chan et al.'s parallel update: exact for any split, one numpy pass per step)."""
+        x = np.asarray(x, np.float64).ravel()
+        n = x.size
+        if n == 0:
+            return
+        b_mean = float(x.mean())
+        total = self.count + n
+        delta = b_mean - self.mean
+        self.mean += delta * n / total
+        self.m2 += float(((x - b_mean) ** 2).sum()) + delta ** 2 * self.count * n / total
+        self.count = total
 
     @property
     def std(self) -> float:

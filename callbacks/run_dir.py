@@ -1,9 +1,10 @@
-"""Where a run's own files (league weights and CSV, TrueSkill CSV) go: the trial's directory in Tune's storage, next
+"""Where a run's own files (league weights and CSV, TrueSkill CSV) go, and how its CSVs grow: the trial's directory in Tune's storage, next
 to progress.csv and the checkpoints, so that they survive the Ray session and ``--resume`` finds them. Under Tune,
 ``Algorithm.logdir`` is a working directory inside the Ray session's temporary files (not synced by default), so it
 is only the fallback, for an Algorithm built outside Tune. The storage is assumed to be a local (or mounted) path."""
 from __future__ import annotations
 
+import csv
 import os
 
 
@@ -15,3 +16,14 @@ def trial_dir(algorithm) -> str:
             os.makedirs(path, exist_ok=True)
             return path
     return algorithm.logdir
+
+
+def append_csv_rows(path: str, columns, rows) -> None:
+    """Appends dict rows to a CSV (header written when the file is new; keys outside `columns` are an error)."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    new = not os.path.exists(path)
+    with open(path, "a", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=columns)
+        if new:
+            w.writeheader()
+        w.writerows(rows)

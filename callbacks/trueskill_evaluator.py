@@ -34,7 +34,7 @@ from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from app import ratings as R
 from app.evaluate import make_reference_agent, play
-from callbacks.run_dir import trial_dir
+from callbacks.run_dir import append_csv_rows, trial_dir
 
 logger = logging.getLogger(__name__)
 
@@ -200,14 +200,8 @@ def summary(result: dict) -> dict:
 
 
 def append_csv(path: str, results: list) -> None:
-    new = not os.path.exists(path)
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_COLUMNS)
-        if new:
-            w.writeheader()
-        for r in results:
-            w.writerow({**{k: r[k] for k in CSV_COLUMNS if k in r}, "iteration": r["version"],
-                        "trueskill_mu": r["mu"]})
+    append_csv_rows(path, CSV_COLUMNS, [{**{k: r[k] for k in CSV_COLUMNS if k in r}, "iteration": r["version"],
+                                         "trueskill_mu": r["mu"]} for r in results])
 
 
 def _kill_quietly(actor):

@@ -99,6 +99,7 @@ def build_algo_config(cfg: dict):
             learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
             learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
                                  "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
+                                 "learner_threads": res["learner_threads"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
                                  TRUESKILL_KEY: load_trueskill_settings(cfg)})
         .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback,

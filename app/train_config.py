@@ -63,6 +63,9 @@ RESOURCE_DEFAULTS = {
     "num_env_runners": 2,  # shared/notes/rllib.md section 6: 2 runners x 8 envs was fastest on 2 cores
     "num_envs_per_env_runner": 8,
     "torch_threads": 1,  # notes section 9: one torch thread per process on small machines
+    # torch threads of the learner (0 = all cores): PPO here is synchronous, so the env runners idle while the
+    # learner updates and the learner may use every core (2 threads: 1.6x faster updates on 2 cores)
+    "learner_threads": 0,
     "num_cpus": 0,  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
 }
 EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0,
@@ -178,7 +181,7 @@ def validate(raw: dict) -> dict:
                 _bad(f"schedules.{name}", f"values must be in [{lo}, {hi}], got {y}")
         cfg["schedules"][name] = s.to_dict()
     cfg["resources"] = _check_section("resources", raw.get("resources") or {}, RESOURCE_DEFAULTS)
-    for k in ("num_env_runners", "num_cpus"):
+    for k in ("num_env_runners", "num_cpus", "learner_threads"):
         if cfg["resources"][k] < 0:
             _bad(f"resources.{k}", f"must be >= 0, got {cfg['resources'][k]}")
     for k in ("num_envs_per_env_runner", "torch_threads"):

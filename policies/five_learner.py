@@ -14,6 +14,8 @@ Settings come from ``config.learner_config_dict``: ``dual_clip`` (None or c), ``
 """
 from __future__ import annotations
 
+import os
+
 import torch
 import torch.nn.functional as F
 
@@ -54,12 +56,20 @@ class FivePPOLearner(PPOTorchLearner):
         """RLlib's update, minus the results of modules that do not train (the league's opponent slots): PPO syncs
         the weights of every module named in the results to the env runners, which would overwrite the past
         versions loaded into the slots with the learner's never-trained copies."""
+        self._set_torch_threads()
         results = super().update(*args, **kwargs)
         if isinstance(results, dict):
             for module_id in list(results):
                 if module_id in self.module.keys() and not self.should_module_be_updated(module_id):
                     del results[module_id]
         return results
+
+    def _set_torch_threads(self):
+        """config learner_threads (0 = all cores). Set at every update: building an env in this process (the local
+        env runner, evaluation games) sets the process's threads back to the env runners' one thread."""
+        threads = int(self.config.learner_config_dict.get("learner_threads", 0)) or (os.cpu_count() or 1)
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
 
     # ---- league state: carried in the learner's state so that every checkpoint has it ----------------------------
     def set_league_state(self, state):

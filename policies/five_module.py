@@ -80,11 +80,10 @@ def _mlp(sizes):
     return nn.Sequential(*layers)
 
 
-def _masked_max(x, mask, dim):
-    """Max over `dim` of x where mask; 0 where nothing is valid."""
-    m = mask.unsqueeze(-1).bool()
-    out = torch.where(m, x, torch.full_like(x, -1e9)).max(dim).values
-    return torch.where(m.any(dim), out, torch.zeros_like(out))
+def _masked_max_nonneg(x, mask, dim):
+    """Max over `dim` of x >= 0 (a ReLU output) where mask; 0 where nothing is valid. Zeroing the masked entries
+    gives the same max as excluding them because x >= 0, at a fraction of the cost of a -inf fill."""
+    return (x * mask.unsqueeze(-1).to(x.dtype)).max(dim).values
 
 
 class FiveRLModule(TorchRLModule, ValueFunctionAPI):
@@ -189,7 +188,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         u_in = torch.cat([units, self.unit_type_emb(obs["unit_type"].long())], -1)
         unit_emb = self.unit_mlp(u_in)
         enemy = valid & (obs["units"][..., IS_ENEMY] > 0.5)
-        pooled_units = torch.cat([_masked_max(unit_emb, valid, -2), _masked_max(unit_emb, enemy, -2)], -1)
+        pooled_units = torch.cat([_masked_max_nonneg(unit_emb, valid, -2), _masked_max_nonneg(unit_emb, enemy, -2)], -1)
         heroes = self.norm["heroes"](obs["heroes"])
         items = self.item_emb(obs["hero_items"].long()).sum(-2)
         h_in = torch.cat([heroes, self.hero_id_emb(obs["hero_id"].long()), items], -1)
@@ -230,11 +229,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         legal = obs["action_mask"] > 0
         legal = legal.clone()
         legal[:, 0] = True  # no-op is always legal
-        primary = torch.einsum("npk,nk->np", self.action_emb(ids), self.action_query(o))
+        primary = torch.bmm(self.action_emb(ids), self.action_query(o).unsqueeze(-1)).squeeze(-1)  # (N, P)
         primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
         keys = self.unit_key(unit_emb)  # (N, U, K)
         gate = torch.sigmoid(self.action_gate(ids))  # (N, P, K)
-        unit = torch.einsum("nuk,npk,nk->npu", keys, gate, self.unit_query(o))
+        query = gate * self.unit_query(o).unsqueeze(1)  # (N, P, K): one gated query per primary action
+        unit = torch.bmm(query, keys.transpose(1, 2))  # (N, P, U); a 3-operand einsum would build (N, P, U, K)
         kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)
         umask = obs["unit_masks"] > 0  # (N, kinds, U)
         per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))

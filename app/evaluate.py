@@ -68,13 +68,13 @@ def load_references(path: str | None, mode: str) -> dict:
     return refs
 
 
-def play(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: float) -> float:
-    """One game; returns a's score (1 win, 0.5 draw or time limit, 0 loss)."""
+def play(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: float, on_step=None) -> float:
+    """One game; returns a's score (1 win, 0.5 draw or time limit, 0 loss). `on_step(env)` runs after every step."""
     from app.env.moba_env import MobaEnv
     from policies.agents import play_game
     env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
     radiant, dire = (agent_a, agent_b) if a_side == "radiant" else (agent_b, agent_a)
-    winner = play_game(env, radiant, dire, seed=seed)["winner"]
+    winner = play_game(env, radiant, dire, seed=seed, on_step=on_step)["winner"]
     return R.DRAW if winner == "none" else (R.WIN if winner == a_side else R.LOSS)
 
 

@@ -31,6 +31,7 @@ from ray.tune.stopper import Stopper  # Tune is imported anyway (through RLlib);
 from app.env.config import EnvConfig
 from callbacks.league_play import LEAGUE_DEFAULTS
 from callbacks.schedules import SCHEDULED, Schedule
+from callbacks.trueskill_evaluator import DEFAULT_CPU_SHARE
 from policies.five_module import FiveModelConfig
 
 # ---- defaults (seeds/003 Table 2, "Baseline" column, unless noted) -----------------------------------------------------
@@ -76,6 +77,7 @@ TRUESKILL_DEFAULTS = {  # the in-training TrueSkill evaluator (seeds/003 app. J;
     "time_limit_s": 600.0,  # game time limit of the rating games (0 = the mode's default)
     "references": None,  # rated reference pool JSON (app.evaluate --rate-references); None = the shipped one
     "explore": True,  # sample actions as in training (False: the most likely ones)
+    "cpu_share": DEFAULT_CPU_SHARE,  # of one core: the most the rating games take from training (1.0 = no throttle)
 }
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
@@ -238,6 +240,8 @@ def _validate_trueskill(given: dict, mode: str) -> dict:
             _bad(f"trueskill.{k}", f"must be >= {0 if k == 'every' else 1}, got {ts[k]}")
     if ts["time_limit_s"] < 0:
         _bad("trueskill.time_limit_s", f"must be >= 0, got {ts['time_limit_s']}")
+    if not 0.0 < ts["cpu_share"] <= 1.0:
+        _bad("trueskill.cpu_share", f"must be in (0, 1], got {ts['cpu_share']}")
     if ts["references"] is None:
         ts["references"] = os.path.join(REFERENCES_DIR, f"references_{mode}.json")
     if ts["every"] and not isinstance(ts["references"], str) or not os.path.isfile(ts["references"]):

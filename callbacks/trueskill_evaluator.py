@@ -8,13 +8,16 @@ new version starts at the previous version's mu. Here that runs in one Ray actor
 - ``BackgroundEvaluator`` plays those games in a background thread at the lowest CPU priority (nice 19), so that it
   takes idle CPU (e.g. while the learner waits for samples) instead of training's; it holds at most one pending
   version (a newer one replaces it) and hands finished results out without blocking. ``TrueSkillEvaluatorActor`` is
-  the same class as a Ray actor (num_cpus=0: it reserves no CPU from training);
+  the same class as a Ray actor (num_cpus=0: it reserves no CPU from training). Nice 19 is not enough on a machine
+  that training keeps busy: a learner using every core lost a third of its speed to the games' short bursts (each
+  one stalls the learner's threads). So the thread also sleeps to use at most ``cpu_share`` of one core
+  (``CpuThrottle``), which bounds what it takes from training;
 - ``TrueSkillCallback`` submits the "main" weights every N iterations, reports finished ratings in
   ``result["trueskill"]`` and appends them to ``<trial dir>/trueskill.csv`` (callbacks/run_dir.py) (the input of scripts/speedup.py).
 
 The settings travel in ``config.learner_config_dict["five_trueskill"]``::
 
-    {"every": 5, "games": 20, "time_limit_s": 0.0,
+    {"every": 5, "games": 20, "time_limit_s": 0.0, "cpu_share": 0.1,
      "references": {"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2}, ...}}}
 
 ``references`` is a rated references file of app/evaluate.py (``--rate-references``); ``time_limit_s`` 0 is the
@@ -43,6 +46,8 @@ DEFAULT_GAMES = 20  # per version; the paper plays 750 (ratings.PAPER_GAMES_PER_
 EVALUATOR_NICENESS = 19  # the lowest CPU priority: the games only take CPU that training leaves idle
 SEED_STRIDE = 1000  # version v plays games with seeds SEED_STRIDE * v + g
 POLL_WAIT_S = 0.05  # the most the driver waits for the actor to answer a poll; a late answer is read next iteration
+DEFAULT_CPU_SHARE = 0.1  # of one core: what the games may take from training (the issue's budget is 15% of training)
+THROTTLE_CHUNK_S = 0.02  # CPU seconds the games run between two sleeps
 CSV_NAME = "trueskill.csv"
 # scripts/speedup.py reads "iteration" and "trueskill_mu" by default: they repeat version and mu
 CSV_COLUMNS = ("iteration", "trueskill_mu", "version", "mu", "sigma", "games", "wins", "draws", "losses", "wall_s")
@@ -95,9 +100,11 @@ class TrueSkillEvaluator:
         module.set_state(module_state)
         return ModuleAgent(module, explore=self.explore)
 
-    def evaluate(self, version: int, module_state, games: int, time_limit_s: float, seed: int) -> dict:
+    def evaluate(self, version: int, module_state, games: int, time_limit_s: float, seed: int,
+                 on_step=None) -> dict:
         """Plays `games` games of the version (weights `module_state`) against eligible references, alternating
-        sides, and returns its rating, the game counts and the per-game rows."""
+        sides, and returns its rating, the game counts and the per-game rows. `on_step(env)` runs after every game
+        step (the background evaluator's throttle)."""
         t0 = time.time()
         agent = self.build_agent(module_state)
         rating = R.new_version_rating(self.previous_rating(version))
@@ -107,7 +114,7 @@ class TrueSkillEvaluator:
             counts[name] = counts.get(name, 0) + 1
             side = side_of_game(g)
             opponent = make_reference_agent(name, self.specs[name], seed + g)
-            score = play(self.mode, agent, opponent, side, seed + g, time_limit_s)
+            score = play(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step=on_step)
             rating = R.update_against_reference(rating, self.pool[name], score)
             rows.append({"game": g, "reference": name, "side": side, "score": score, "mu": rating.mu,
                          "sigma": rating.sigma})
@@ -119,14 +126,37 @@ class TrueSkillEvaluator:
 
 
 # ---- evaluating beside training ----------------------------------------------------------------------------------------
+class CpuThrottle:
+    """Called between units of work, sleeps so that the calling thread uses at most `share` of one core: after every
+    `chunk_s` of the thread's CPU time it sleeps chunk * (1 / share - 1). share >= 1 never sleeps."""
+
+    def __init__(self, share: float, chunk_s: float = THROTTLE_CHUNK_S, sleep=time.sleep):
+        if not 0.0 < share:
+            raise ValueError(f"cpu_share must be > 0, got {share}")
+        self.share, self.chunk_s, self._sleep = float(share), chunk_s, sleep
+        self._cpu = time.thread_time()
+        self.slept_s = 0.0
+
+    def __call__(self, *_):
+        used = time.thread_time() - self._cpu
+        if self.share >= 1.0 or used < self.chunk_s:
+            return
+        pause = used * (1.0 / self.share - 1.0)
+        self._sleep(pause)
+        self.slept_s += pause
+        self._cpu = time.thread_time()
+
+
 class BackgroundEvaluator:
     """Evaluates submitted versions one at a time in a background thread at nice 19. At most one version waits: a
     newer submission replaces it. ``submit`` and ``poll`` return at once."""
 
     def __init__(self, references: dict, module_factory, games: int = DEFAULT_GAMES, time_limit_s: float = 0.0,
-                 start_mu: float | None = None, explore: bool = True):
+                 start_mu: float | None = None, explore: bool = True, cpu_share: float = DEFAULT_CPU_SHARE):
         self.evaluator = TrueSkillEvaluator(references, module_factory, start_mu, explore)
         self.games, self.time_limit_s = games, time_limit_s
+        self.cpu_share = float(cpu_share)
+        CpuThrottle(self.cpu_share)  # a bad share fails here, not in the thread
         self._lock = threading.Condition()
         self._pending = None  # (version, module_state) or None
         self._running = None  # the version being played
@@ -176,7 +206,8 @@ class BackgroundEvaluator:
 
     def _evaluate(self, version: int, state) -> dict:
         try:
-            return self.evaluator.evaluate(version, state, self.games, self.time_limit_s, SEED_STRIDE * version)
+            return self.evaluator.evaluate(version, state, self.games, self.time_limit_s, SEED_STRIDE * version,
+                                           on_step=CpuThrottle(self.cpu_share))
         except Exception as e:  # reported through poll: a failed evaluation must not stop training
             logger.exception("TrueSkill evaluation of version %s failed", version)
             return {"version": version, "error": f"{type(e).__name__}: {e}"}
@@ -239,7 +270,8 @@ class TrueSkillCallback(RLlibCallback):
         self._actor = actor = TrueSkillEvaluatorActor.remote(cfg["references"], spec.build, cfg.get("games", DEFAULT_GAMES),
                                                      cfg.get("time_limit_s", 0.0),
                                                      last_rated_mu(os.path.join(trial_dir(algorithm), CSV_NAME)),
-                                                     cfg.get("explore", True))
+                                                     cfg.get("explore", True),
+                                                     cfg.get("cpu_share", DEFAULT_CPU_SHARE))
         # RLlib has no "algorithm stopped" callback: kill the actor when this process exits, before its game thread
         # would be torn down mid-game by the interpreter's shutdown (which aborts noisily inside torch)
         atexit.register(_kill_quietly, actor)

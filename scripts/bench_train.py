@@ -3,7 +3,10 @@
 observation. The ratio is what our environment costs RLlib. Target: ratio >= 0.8.
 
     python scripts/bench_train.py --configs tune_configs/smoke.yaml tune_configs/five_5v5_baseline.yaml \
-        [--iterations 3] [--set key=value ...]
+        [--iterations 3] [--set key=value ...] [--trueskill]
+
+--trueskill also measures the real environment with the in-training TrueSkill actor kept busy (a version submitted
+every iteration) and reports the slowdown it causes (issue budget: 15%).
 
 Each measurement builds the algorithm in this process (embedded Ray, 2 CPUs), runs one warm-up iteration, then
 times --iterations iterations. Prints a table and a JSON line last.
@@ -84,13 +87,14 @@ def main(argv=None):
     p.add_argument("--configs", nargs="+", default=["tune_configs/smoke.yaml", "tune_configs/five_5v5_baseline.yaml"])
     p.add_argument("--iterations", type=int, default=3)
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--trueskill", action="store_true", help="also measure with the TrueSkill actor busy")
     args = p.parse_args(argv)
     import ray
     from ray.tune.registry import register_env
 
     from app import train_config
     from app.train import ENV_NAME, make_training_env
-    cfgs = [train_config.load(c, args.set + ["evaluation.interval=0"]) for c in args.configs]
+    cfgs = [train_config.load(c, args.set + ["evaluation.interval=0", "trueskill.every=0"]) for c in args.configs]
     ray.init(num_cpus=2, include_dashboard=False)
     register_env(ENV_NAME, make_training_env)
     register_env("openfive_trivial", make_trivial_env)
@@ -104,6 +108,13 @@ def main(argv=None):
                             "layout": f"{res['num_env_runners']} runners x {res['num_envs_per_env_runner']} envs",
                             "train_batch_size": cfg["ppo"]["train_batch_size"], "real": real, "trivial": trivial,
                             "ratio": round(ratio, 3)}
+        if args.trueskill:
+            busy = measure(train_config.load(path, args.set + ["evaluation.interval=0", "trueskill.every=1"]),
+                           ENV_NAME, args.iterations)
+            slowdown = 1.0 - busy["env_steps_per_s"] / max(real["env_steps_per_s"], 1e-9)
+            out[cfg["name"]].update(real_with_trueskill=busy, trueskill_slowdown=round(slowdown, 3))
+            print(f"{cfg['name']:22s} with the TrueSkill actor busy: {busy['env_steps_per_s']:7.1f} env/s "
+                  f"(slowdown {100 * slowdown:.0f}%)", flush=True)
         print(f"{cfg['name']:22s} {out[cfg['name']]['layout']:22s} real {real['env_steps_per_s']:7.1f} env/s "
               f"{real['agent_steps_per_s']:8.1f} agent/s ({real['seconds_per_iteration']:.1f} s/iter) | trivial "
               f"{trivial['env_steps_per_s']:7.1f} env/s | ratio {ratio:.2f}", flush=True)

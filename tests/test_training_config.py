@@ -81,6 +81,9 @@ def test_wrong_type():
     ("schedules.team_spirit", {"points": [[0, 0.3], [10, 1.5]]}, "[0.0, 1.0]"),
     ("schedules.gae_horizon_s", 0.0, "[0.2"),
     ("resources.num_envs_per_env_runner", 0, ">= 1"),
+    ("resources.learner_threads", -1, ">= 0"),
+    ("trueskill.cpu_share", 0.0, "(0, 1]"),
+    ("trueskill.cpu_share", 1.5, "(0, 1]"),
 ])
 def test_out_of_range(dotted, value, expect):
     msg = error_of(with_key(dotted, value))

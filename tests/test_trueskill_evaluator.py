@@ -117,7 +117,8 @@ def wait_for(actor, predicate, timeout_s=45.0):
 
 
 def test_the_actor_keeps_one_pending_version_and_polls_without_blocking(ray_session, spec, state):
-    actor = T.TrueSkillEvaluatorActor.remote(refs(random=("random", 0.0)), spec.build, 6, TIME_LIMIT_S)
+    actor = T.TrueSkillEvaluatorActor.remote(refs(random=("random", 0.0)), spec.build, 6, TIME_LIMIT_S,
+                                             cpu_share=1.0)  # unthrottled: the throttle has its own tests
     try:
         assert ray.get(actor.submit.remote(1, state)) is None
         st = wait_for(actor, lambda s: s["running"] == 1)
@@ -152,7 +153,7 @@ class FakeAlgorithm:
 
 
 def test_the_callback_reports_finished_versions_and_writes_the_csv(ray_session, spec, tmp_path):
-    algo = FakeAlgorithm({"every": 2, "games": 2, "time_limit_s": TIME_LIMIT_S,
+    algo = FakeAlgorithm({"every": 2, "games": 2, "time_limit_s": TIME_LIMIT_S, "cpu_share": 1.0,
                           "references": refs(random=("random", 0.0))}, spec.build(), str(tmp_path))
     cb = T.TrueSkillCallback()
     cb.on_algorithm_init(algorithm=algo)
@@ -181,3 +182,41 @@ def test_the_callback_is_off_without_settings_or_with_every_zero(spec, tmp_path)
         algo.iteration, result = 2, {}
         cb.on_train_result(algorithm=algo, result=result)
         assert cb._actor is None and result == {} and not (tmp_path / T.CSV_NAME).exists()
+
+
+def _burn(cpu_s):
+    t = time.thread_time()
+    while time.thread_time() - t < cpu_s:
+        pass
+
+
+def test_cpu_throttle_sleeps_in_proportion_to_the_cpu_used():
+    sleeps = []
+    throttle = T.CpuThrottle(0.25, chunk_s=0.01, sleep=sleeps.append)
+    throttle()  # under one chunk: no sleep
+    assert sleeps == []
+    _burn(0.03)
+    throttle()
+    assert len(sleeps) == 1 and sleeps[0] == pytest.approx(3 * 0.03, rel=0.5)  # used * (1/0.25 - 1)
+    throttle()  # the CPU count restarted after the sleep
+    assert len(sleeps) == 1
+
+
+def test_cpu_throttle_holds_the_thread_to_its_share_of_one_core():
+    throttle = T.CpuThrottle(0.2, chunk_s=0.01)
+    cpu0, wall0 = time.thread_time(), time.time()
+    for _ in range(20):
+        _burn(0.005)
+        throttle()
+    share = (time.thread_time() - cpu0) / (time.time() - wall0)
+    assert 0.1 < share < 0.25, share
+
+
+def test_full_share_never_sleeps_and_a_zero_share_is_refused():
+    sleeps = []
+    throttle = T.CpuThrottle(1.0, chunk_s=0.0, sleep=sleeps.append)
+    _burn(0.01)
+    throttle()
+    assert sleeps == []
+    with pytest.raises(ValueError, match="cpu_share"):
+        T.CpuThrottle(0.0)

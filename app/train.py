@@ -61,7 +61,7 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from callbacks.episode_memory import CompactEpisodeChunks
-    from callbacks.evaluation import EVAL_KEY, EvaluationCallback
+    from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, MAIN, LeagueCallback, league_mapping_fn, slot_module_ids
     from callbacks.metrics import GameMetricsCallback
     from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
@@ -78,8 +78,7 @@ def build_algo_config(cfg: dict):
                   "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
                   "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
                   "torch_threads": res["torch_threads"]}
-    eval_cfg = {**cfg["evaluation"], "env_keys": ["mode", "frameskip", "max_units", "lineup", "reward_preset"]}
-    eval_cfg["env_keys"] = [k for k in eval_cfg["env_keys"] if k in cfg["env"]]
+    eval_cfg = {**cfg["evaluation"], "env_keys": [k for k in EVAL_ENV_KEYS if k in cfg["env"]]}
     # league play: frozen past versions play from a few opponent slots (callbacks/league_play.py)
     modules = [MAIN] + (slot_module_ids(cfg["league"]["slots"]) if cfg["league"]["enabled"] else [])
     return (

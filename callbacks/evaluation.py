@@ -9,6 +9,8 @@ import time
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
+# the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
+EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset")
 
 
 def evaluate_module(module, env_config: dict, opponents, games: int, seed: int = 0, explore: bool = True) -> dict:

@@ -1,7 +1,8 @@
-"""Where a run's own files (league weights and CSV, TrueSkill CSV) go, and how its CSVs grow: the trial's directory in Tune's storage, next
-to progress.csv and the checkpoints, so that they survive the Ray session and ``--resume`` finds them. Under Tune,
-``Algorithm.logdir`` is a working directory inside the Ray session's temporary files (not synced by default), so it
-is only the fallback, for an Algorithm built outside Tune. The storage is assumed to be a local (or mounted) path."""
+"""Where a run's own files (league weights and CSV, TrueSkill CSV) go, and how its CSVs grow. They go to the trial's
+directory in Tune's storage, next to progress.csv and the checkpoints, so that they survive the Ray session and
+``--resume`` finds them. Under Tune, ``Algorithm.logdir`` is a working directory inside the Ray session's temporary
+files (not synced by default), so it is only the fallback, for an Algorithm built outside Tune. The storage is assumed
+to be a local (or mounted) path."""
 from __future__ import annotations
 
 import csv

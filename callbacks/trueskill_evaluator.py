@@ -135,7 +135,6 @@ class CpuThrottle:
             raise ValueError(f"cpu_share must be > 0, got {share}")
         self.share, self.chunk_s, self._sleep = float(share), chunk_s, sleep
         self._cpu = time.thread_time()
-        self.slept_s = 0.0
 
     def __call__(self, *_):
         used = time.thread_time() - self._cpu
@@ -143,7 +142,6 @@ class CpuThrottle:
             return
         pause = used * (1.0 / self.share - 1.0)
         self._sleep(pause)
-        self.slept_s += pause
         self._cpu = time.thread_time()
 
 

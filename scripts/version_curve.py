@@ -24,11 +24,11 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SNAPSHOT_RE = re.compile(r"version_(\d+)_iter_(\d+)\.pt$")
-ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset")  # what the evaluation games share with training
 
 
 def find_trial(run_dir: str) -> str:
-    trials = sorted(os.path.dirname(os.path.dirname(p)) for p in glob.glob(os.path.join(run_dir, "*", "league", "*.pt")))
+    trials = sorted({os.path.dirname(os.path.dirname(p))
+                     for p in glob.glob(os.path.join(run_dir, "*", "league", "*.pt"))})
     if not trials:
         raise SystemExit(f"{run_dir}: no league snapshots (<trial>/league/version_*_iter_*.pt); was league.enabled on?")
     return trials[0]
@@ -62,7 +62,7 @@ def main(argv=None):
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from app.evaluate import load_module
-    from callbacks.evaluation import evaluate_module
+    from callbacks.evaluation import EVAL_ENV_KEYS, evaluate_module
     from callbacks.league_play import load_weights
     torch.set_num_threads(1)
 
@@ -73,7 +73,7 @@ def main(argv=None):
     module = load_module(checkpoints[-1])
     with open(os.path.join(args.run, "run_config.yaml")) as f:
         run_cfg = yaml.safe_load(f)
-    env_config = {k: v for k, v in (run_cfg.get("env") or {}).items() if k in ENV_KEYS}
+    env_config = {k: v for k, v in (run_cfg.get("env") or {}).items() if k in EVAL_ENV_KEYS}
     env_config["time_limit_s"] = args.time_limit
 
     snaps = snapshots(trial)

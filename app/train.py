@@ -17,6 +17,7 @@ import sys
 import time
 
 from app import train_config
+from app.env.rewards import SIGNALS
 
 ENV_NAME = "openfive"
 TRAINING_ENV_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma", "torch_threads")
@@ -108,16 +109,20 @@ def build_algo_config(cfg: dict):
 
 
 # ---- progress --------------------------------------------------------------------------------------------------------
+SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6
 PROGRESS_COLUMNS = ("iteration", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s", "episode_return",
                     "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate", "game_minutes",
                     "win_rate_vs_random", "win_rate_vs_scripted", "reward_margin_vs_random",
                     "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "trueskill_version",
                     "trueskill_mu", "trueskill_sigma", "league_versions", "past_games", "past_win_rate",
                     "staleness_mean", "sample_reuse", "team_spirit", "lr", "entropy_coeff", "gamma",
-                    "policy_loss", "vf_loss", "entropy", "aux_win_loss")
+                    "policy_loss", "vf_loss", "entropy", "aux_win_loss") + tuple(
+                        f"{SIGNAL_RATE_PREFIX}{name}" for name in SIGNALS)
 
 
 def progress_row(result: dict) -> dict:
+    from callbacks.metrics import signal_rates
+
     er = result.get("env_runners", {})
     ln = result.get("learners", {}).get("main", {})
     sc = result.get("schedule", {})
@@ -145,6 +150,7 @@ def progress_row(result: dict) -> dict:
         "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
         "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
         "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),
+        **{f"{SIGNAL_RATE_PREFIX}{name}": v for name, v in signal_rates(er).items()},
     }
 
 
@@ -162,6 +168,10 @@ def progress_line(row: dict, trial: str = "") -> str:
             + (f"trueskill {_fmt(row['trueskill_mu'], '.1f')}  " if row.get("trueskill_mu") is not None else "")
             + (f"league {row['league_versions']} versions, past win {_fmt(row['past_win_rate'], '.2f')} "
                f"({row['past_games']} games)  " if row.get("league_versions") is not None else "")
+            + (f"per hero-min lane {_fmt(row[f'{SIGNAL_RATE_PREFIX}lane_assign'], '.2f')} "
+               f"death {_fmt(row[f'{SIGNAL_RATE_PREFIX}hero_death'], '.2f')} "
+               f"gold {_fmt(row[f'{SIGNAL_RATE_PREFIX}gold_gained'], '.2f')}  "
+               if row.get(f"{SIGNAL_RATE_PREFIX}lane_assign") is not None else "")
             + f"tau {_fmt(row['team_spirit'], '.2f')} lr {_fmt(row['lr'], '.1e')} "
             f"ent {_fmt(row['entropy_coeff'], '.1e')} gamma {_fmt(row['gamma'], '.5f')}")
 

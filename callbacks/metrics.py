@@ -1,20 +1,51 @@
-"""Episode metrics: who won, how long the game lasted, the raw (pre-post-processing) return of each team; and per
-iteration the sample reuse of seeds/003 app. M, eq. 13: samples optimized over samples generated ("main" only)."""
+"""Episode metrics: who won, how long the game lasted, the raw (pre-post-processing) return of each team; per
+iteration the reward earned per hero and game minute from each raw signal of Table 6 (what the policy is learning to
+do: stay in lane, last-hit, not die, take towers), and the sample reuse of seeds/003 app. M, eq. 13: samples
+optimized over samples generated ("main" only)."""
 from __future__ import annotations
 
+import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
+
+from app.env.rewards import SIGNALS
+
+SIGNAL_KEY = "signal_reward"  # env_runners/signal_reward/<signal>: weighted reward summed over heroes and steps
+HERO_SECONDS_KEY = "hero_game_seconds"  # env_runners/hero_game_seconds: the hero-seconds those sums cover
+
+
+def signal_rates(env_runner_results: dict) -> dict:
+    """Reward per hero per game minute from each signal, from an iteration's env-runner results ({} when none)."""
+    sums = env_runner_results.get(SIGNAL_KEY) or {}
+    hero_minutes = (env_runner_results.get(HERO_SECONDS_KEY) or 0.0) / 60.0
+    if hero_minutes <= 0.0:
+        return {}
+    return {name: float(sums[name]) / hero_minutes for name in SIGNALS if name in sums}
 
 
 class GameMetricsCallback(RLlibCallback):
+    def __init__(self):
+        super().__init__()
+        self._signal_sums = np.zeros(len(SIGNALS))
+        self._hero_seconds = 0.0
+
     def on_episode_step(self, *, episode, **kwargs):
         infos = episode.get_infos(-1)
         raw = episode.custom_data.setdefault("raw_return", {"radiant": 0.0, "dire": 0.0})
+        heroes, game_time = 0, None
         for aid, info in infos.items():
             if "raw_reward" in info:
                 raw["radiant" if aid.startswith("radiant") else "dire"] += info["raw_reward"]
+            if "reward_signals" in info:
+                rs = info["reward_signals"]  # by name: a remote game may send them in another order
+                self._signal_sums += [rs.get(name, 0.0) for name in SIGNALS]
+                heroes += 1
+                game_time = info["game_time_s"]
             if "winner" in info:
                 episode.custom_data["winner"] = info["winner"]
                 episode.custom_data["game_time_s"] = info["game_time_s"]
+        if game_time is not None:
+            self._hero_seconds += heroes * (game_time - episode.custom_data.get("last_game_time_s", 0.0))
+            episode.custom_data["last_game_time_s"] = game_time
 
     def on_episode_end(self, *, episode, metrics_logger, **kwargs):
         winner = episode.custom_data.get("winner", "none")
@@ -25,6 +56,15 @@ class GameMetricsCallback(RLlibCallback):
         raw = episode.custom_data.get("raw_return", {})
         for team, v in raw.items():
             metrics_logger.log_value(f"raw_return_{team}", v, reduce="mean", window=100)
+
+    def on_sample_end(self, *, metrics_logger=None, **kwargs):
+        if metrics_logger is None or self._hero_seconds <= 0.0:
+            return
+        for name, v in zip(SIGNALS, self._signal_sums):
+            metrics_logger.log_value((SIGNAL_KEY, name), float(v), reduce="sum")
+        metrics_logger.log_value(HERO_SECONDS_KEY, self._hero_seconds, reduce="sum")
+        self._signal_sums[:] = 0.0
+        self._hero_seconds = 0.0
 
     def on_train_result(self, *, algorithm, result, **kwargs):
         trained = result.get("learners", {}).get("main", {}).get("samples_optimized")

@@ -357,6 +357,36 @@ def test_evaluation_mode_disables_randomization(mode):
     assert tuple(infos[a]["hero"] for a in env.possible_agents) == lineup
 
 
+def test_first_game_length_staggers_parallel_envs():
+    """Envs started together must not play the same game phase in lockstep: an env's first training game is cut at
+    a random point of the time limit; later games, seeded replays and evaluation games keep the full limit."""
+    limits = []
+    for i in range(8):
+        env = MobaEnv({"mode": "1v1", "time_limit_s": 600.0})
+        env.set_seed_stream(0, i)
+        env.reset(seed=5)
+        first = env.game.time_limit_s
+        assert 0.05 * 600.0 <= first <= 600.0
+        env.reset(seed=5)
+        assert env.game.time_limit_s == first  # a seeded reset replays the first game, its length included
+        env.reset()
+        assert env.game.time_limit_s == 600.0
+        limits.append(first)
+    assert len(set(limits)) == 8 and max(limits) - min(limits) > 100.0
+    for cfg in ({"evaluation": True}, {"randomize": {"first_game_length": False}}):
+        env = MobaEnv({"mode": "1v1", "time_limit_s": 600.0, **cfg})
+        env.reset(seed=5)
+        assert env.game.time_limit_s == 600.0
+    env = MobaEnv({"mode": "1v1", "time_limit_s": 3.0})  # the cut game really ends early, as truncated
+    env.reset(seed=1)
+    steps, done = 0, False
+    while not done:
+        _, _, terms, truncs, _ = env.step(noop_actions(env))
+        steps, done = steps + 1, terms["__all__"] or truncs["__all__"]
+    assert truncs["__all__"] and env.game.time <= 3.0 + 1e-6 and env.game.time == pytest.approx(
+        env.game.time_limit_s, abs=4 / 30)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_training_mode_randomizes(mode):
     cfg = EnvConfig.from_dict({"mode": mode})

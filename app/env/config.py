@@ -9,7 +9,7 @@ from app.game.constants import DEFAULT_FRAMESKIP
 from app.game.heroes import HERO_INDEX
 
 DEFAULT_MAX_UNITS = {"5v5": 64, "1v1": 32}
-RANDOMIZATION_KEYS = ("hero_state", "lane_assignments", "lineup", "item_builds")
+RANDOMIZATION_KEYS = ("hero_state", "lane_assignments", "lineup", "item_builds", "first_game_length")
 # keys RLlib puts into an EnvContext, which the env ignores
 _RLLIB_CONTEXT_KEYS = {"worker_index", "vector_index", "num_workers", "remote", "recreated_worker"}
 

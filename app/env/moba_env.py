@@ -62,6 +62,7 @@ class MobaEnv(MultiAgentEnv):
         self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
         self.game: Game | None = None
         self._done = True
+        self.games_started = 0
 
     def set_seed_stream(self, worker_index: int, instance_id: int):
         """Seeds the game stream as the env `instance_id` of env runner `worker_index` would be seeded, so that an
@@ -77,7 +78,9 @@ class MobaEnv(MultiAgentEnv):
     def reset(self, *, seed=None, options=None):
         if seed is not None:
             self._rng = np.random.default_rng(self._seed_sequence(seed))
-        setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng)
+            self.games_started = 0  # a seeded reset replays the same game, first-game length included
+        setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0)
+        self.games_started += 1
         self.game = Game(setup)
         self.encoder = ObservationEncoder(self.game, self.cfg.max_units)
         self.tracker = RewardTracker(self.game, self.lanes, self.lane_until)

@@ -5,15 +5,21 @@
 - lane assignments: each hero gets a random non-empty subset of the lanes and is penalized for leaving them until
   a random time;
 - hero lineup: sampled from the pool;
-- item builds (and ability build order): perturbed around the hero's script.
+- item builds (and ability build order): perturbed around the hero's script;
+- the first game's length: an env's first game is cut at a random point of the time limit, so that the envs of a
+  run, started together, do not play the same game phase in lockstep. Otherwise every iteration's batch would hold
+  one phase of the game only (the first minute, then the second, ...), and the policy would be fit to each phase in
+  turn and forget the others. OpenAI Five's thousands of games were desynchronized by their number.
 """
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from app.env.config import EnvConfig
 from app.game.builds import perturbed_item_build, perturbed_priority
-from app.game.constants import STARTING_GOLD
+from app.game.constants import DEFAULT_TIME_LIMIT_S, STARTING_GOLD
 from app.game.engine import PERTURB_NAMES, TEAM_SIZE, GameSetup
 from app.game.heroes import HEROES
 from app.game.items import ITEMS
@@ -24,10 +30,11 @@ START_GOLD_RANGE = (-100.0, 300.0)  # added to STARTING_GOLD
 PERTURB_HALF_WIDTH = {"hp": 60.0, "armor": 1.5, "move_speed": 15.0, "hp_regen": 0.75, "mana_regen": 0.4,
                       "magic_resist": 0.05, "damage": 5.0}
 LANE_ASSIGN_UNTIL_RANGE_S = (120.0, 600.0)  # the lane-assignment penalty lasts until a random time in this range
+FIRST_GAME_FRACTION_RANGE = (0.05, 1.0)  # an env's first game lasts this fraction of the time limit (uniform)
 
 
-def sample_game(cfg: EnvConfig, rng: np.random.Generator):
-    """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game."""
+def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
+    """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game; `first`: the env's first game."""
     n = 2 * TEAM_SIZE[cfg.mode]
     if cfg.randomized("lineup"):
         lineup = tuple(HEROES[i].name for i in rng.choice(len(HEROES), size=n, replace=False))
@@ -55,4 +62,7 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator):
                 mask = int(rng.integers(1, 8))
             lanes[h] = [(mask >> k) & 1 for k in range(3)]
         lane_until = rng.uniform(*LANE_ASSIGN_UNTIL_RANGE_S, size=n)
+    if first and cfg.randomized("first_game_length"):  # drawn last: the rest of the game is as without it
+        limit = float(cfg.time_limit_s) or DEFAULT_TIME_LIMIT_S[cfg.mode]
+        setup = dataclasses.replace(setup, time_limit_s=limit * float(rng.uniform(*FIRST_GAME_FRACTION_RANGE)))
     return setup, lanes, lane_until

@@ -112,7 +112,8 @@ def build_algo_config(cfg: dict):
 SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6
 PROGRESS_COLUMNS = ("iteration", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s", "episode_return",
                     "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate", "game_minutes",
-                    "win_rate_vs_random", "win_rate_vs_scripted", "reward_margin_vs_random",
+                    "win_rate_vs_random", "win_rate_vs_scripted", "points_win_rate_vs_random",
+                    "points_win_rate_vs_scripted", "reward_margin_vs_random",
                     "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "trueskill_version",
                     "trueskill_mu", "trueskill_sigma", "league_versions", "past_games", "past_win_rate",
                     "staleness_mean", "sample_reuse", "team_spirit", "lr", "entropy_coeff", "gamma",
@@ -142,7 +143,8 @@ def progress_row(result: dict) -> dict:
         "draw_rate": er.get("win_rate_none"),
         "game_minutes": (er["game_time_s"] / 60.0) if er.get("game_time_s") is not None else None,
         "win_rate_vs_random": ev.get("win_rate_vs_random"), "win_rate_vs_scripted": ev.get("win_rate_vs_scripted"),
-        **{f"{k}_vs_{o}": ev.get(f"{k}_vs_{o}") for o in ("random", "scripted") for k in ("reward_margin", "buildings")},
+        **{f"{k}_vs_{o}": ev.get(f"{k}_vs_{o}") for o in ("random", "scripted")
+           for k in ("points_win_rate", "reward_margin", "buildings")},
         "trueskill_version": ts.get("version"), "trueskill_mu": ts.get("mu"), "trueskill_sigma": ts.get("sigma"),
         "league_versions": lg.get("versions"), "past_games": lg.get("past_games"),
         "past_win_rate": lg.get("past_win_rate"), "staleness_mean": ln.get("staleness_mean"),
@@ -164,7 +166,7 @@ def progress_line(row: dict, trial: str = "") -> str:
             f"{_fmt(row['agent_steps_per_s'], '7.0f')} agent steps/s  return {_fmt(row['episode_return'], '7.2f')}  "
             f"win radiant/dire/draw {_fmt(row['win_rate_radiant'], '.2f')}/{_fmt(row['win_rate_dire'], '.2f')}/"
             f"{_fmt(row['draw_rate'], '.2f')}  vs random {_fmt(row['win_rate_vs_random'], '.2f')} "
-            f"(margin {_fmt(row['reward_margin_vs_random'], '.1f')})  "
+            f"(points {_fmt(row['points_win_rate_vs_random'], '.2f')}, margin {_fmt(row['reward_margin_vs_random'], '.1f')})  "
             + (f"trueskill {_fmt(row['trueskill_mu'], '.1f')}  " if row.get("trueskill_mu") is not None else "")
             + (f"league {row['league_versions']} versions, past win {_fmt(row['past_win_rate'], '.2f')} "
                f"({row['past_games']} games)  " if row.get("league_versions") is not None else "")

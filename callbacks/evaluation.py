@@ -17,15 +17,16 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
     """Plays `games` games of the module (actions sampled as in training, or the most likely ones with
     explore=False) against each opponent agent name, alternating sides. Per opponent:
     win and draw rates, game minutes, the reward margin (the module team's summed raw reward minus the opponent's,
-    per game) and the buildings (towers, barracks, shrines) each side destroyed per game: the margin and buildings
-    show progress long before games are won."""
+    per game), the points win rate (games won outright, or drawn at the time limit with the higher raw return: capped
+    games are rarely won outright by a young policy) and the buildings (towers, barracks, shrines) each side
+    destroyed per game: the margin, points and buildings show progress long before games are won."""
     from app.env.moba_env import MobaEnv
     from policies.agents import make_agent, play_game
     from policies.module_agent import ModuleAgent
     env = MobaEnv({**env_config, "evaluation": True})
     out = {}
     for name in opponents:
-        wins = draws = 0
+        wins = draws = points = 0
         minutes = margin = buildings = lost = 0.0
         for g in range(games):
             me, other = ModuleAgent(module, explore=explore), make_agent(name, seed + g)
@@ -35,11 +36,14 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
             draws += s["winner"] == "none"
             minutes += s["game_time_s"] / 60.0
             enemy = "dire" if side == "radiant" else "radiant"
-            margin += s["raw_return"][side] - s["raw_return"][enemy]
+            game_margin = s["raw_return"][side] - s["raw_return"][enemy]
+            margin += game_margin
+            points += s["winner"] == side or (s["winner"] == "none" and game_margin > 0)
             buildings += _buildings(s["destroyed_by"][side])
             lost += _buildings(s["destroyed_by"][enemy])
         out[f"win_rate_vs_{name}"] = wins / games
         out[f"draw_rate_vs_{name}"] = draws / games
+        out[f"points_win_rate_vs_{name}"] = points / games
         out[f"game_minutes_vs_{name}"] = minutes / games
         out[f"reward_margin_vs_{name}"] = margin / games
         out[f"buildings_vs_{name}"] = buildings / games

@@ -31,7 +31,11 @@ def plot_training(metrics: pd.DataFrame, path: str):
     import matplotlib.pyplot as plt
     panels = [("episode_return", "episode return (post-processed)"),
               ("win_rate_vs_random", "evaluation win rate vs random"),
+              ("points_win_rate_vs_random", "evaluation points win rate vs random (win, or higher return at the limit)"),
               ("reward_margin_vs_random", "evaluation reward margin vs random"),
+              ("per_min_lane_assign", "lane-assignment reward per hero-minute"),
+              ("per_min_hero_death", "death reward per hero-minute"),
+              ("per_min_gold_gained", "gold reward per hero-minute"),
               ("vf_loss", "value loss"), ("entropy", "policy entropy"), ("team_spirit", "team spirit")]
     panels = [(c, t) for c, t in panels if c in metrics and metrics[c].notna().any()]
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.2 * len(panels)), sharex=True, squeeze=False)

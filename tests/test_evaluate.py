@@ -92,3 +92,32 @@ def test_play_game_returns_each_teams_raw_return_and_evaluation_reports_margins(
     assert res["game_minutes_vs_noop"] == pytest.approx(20.0 / 60.0, abs=0.01)
     assert res["buildings_vs_noop"] == 0.0 and res["buildings_lost_vs_noop"] == 0.0
     assert np.isfinite(res["reward_margin_vs_noop"]) and res["reward_margin_vs_noop"] != 0.0
+
+
+def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
+    """A game is won on points when won outright, or drawn at the time limit with the higher raw return; a loss is
+    never a points win, whatever the returns."""
+    import callbacks.evaluation as ev
+    import policies.agents
+    import policies.module_agent
+    # (winner, the module's raw return, the opponent's): the module plays Radiant in even games, Dire in odd ones
+    games = iter([("none", 5.0, 1.0), ("none", 1.0, 5.0), ("radiant", -3.0, 0.0), ("radiant", 9.0, 0.0),
+                  ("none", 0.0, 0.0)])
+
+    def fake_play_game(env, radiant, dire, seed=0, **kw):
+        winner, mine, theirs = next(games)
+        me = "radiant" if seed % 2 == 0 else "dire"
+        other = "dire" if me == "radiant" else "radiant"
+        none = {"towers": 0, "barracks": 0, "shrines": 0}
+        return {"winner": winner, "game_time_s": 60.0, "raw_return": {me: mine, other: theirs},
+                "destroyed_by": {"radiant": none, "dire": none}}
+
+    monkeypatch.setattr(policies.agents, "play_game", fake_play_game)
+    monkeypatch.setattr(policies.module_agent, "ModuleAgent", lambda module, explore=True: object())
+    res = ev.evaluate_module(None, {"mode": "1v1"}, ["random"], games=5)
+    # game 0: draw, ahead -> point; 1: draw, behind; 2: won as Radiant (behind on return) -> point;
+    # 3: Radiant won while the module was Dire -> loss; 4: draw, level
+    assert res["win_rate_vs_random"] == pytest.approx(1 / 5)
+    assert res["draw_rate_vs_random"] == pytest.approx(3 / 5)
+    assert res["points_win_rate_vs_random"] == pytest.approx(2 / 5)
+    assert res["reward_margin_vs_random"] == pytest.approx((4.0 - 4.0 - 3.0 + 9.0 + 0.0) / 5)

@@ -34,6 +34,7 @@ def tiny_smoke(**changes) -> dict:
     with open(SMOKE) as f:
         raw = yaml.safe_load(f)
     raw["env"]["time_limit_s"] = 5  # ~38 agent steps per game: games end inside one iteration
+    raw["env"]["randomize"] = {"first_game_length": False}  # every game whole: tests count games and their steps
     raw["ppo"].update(train_batch_size=64, minibatch_size=64)
     raw["resources"].update(num_env_runners=0, num_envs_per_env_runner=1)
     raw["evaluation"]["interval"] = 0

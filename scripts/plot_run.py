@@ -29,8 +29,8 @@ def _trial_csv(run_dir: str, name: str) -> str | None:
 
 def plot_training(metrics: pd.DataFrame, path: str):
     import matplotlib.pyplot as plt
-    panels = [("episode_return", "episode return (post-processed)"),
-              ("win_rate_vs_random", "evaluation win rate vs random"),
+    # (no episode-return panel: it sums both teams' zero-sum rewards, ~0 by construction)
+    panels = [("win_rate_vs_random", "evaluation win rate vs random"),
               ("points_win_rate_vs_random", "evaluation points win rate vs random (win, or higher return at the limit)"),
               ("reward_margin_vs_random", "evaluation reward margin vs random"),
               ("per_min_lane_assign", "lane-assignment reward per hero-minute"),
@@ -38,6 +38,8 @@ def plot_training(metrics: pd.DataFrame, path: str):
               ("per_min_gold_gained", "gold reward per hero-minute"),
               ("vf_loss", "value loss"), ("entropy", "policy entropy"), ("team_spirit", "team spirit")]
     panels = [(c, t) for c, t in panels if c in metrics and metrics[c].notna().any()]
+    if not panels:
+        return False
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.2 * len(panels)), sharex=True, squeeze=False)
     for ax, (col, title) in zip(axes[:, 0], panels):
         d = metrics[["iteration", col]].dropna()
@@ -48,6 +50,7 @@ def plot_training(metrics: pd.DataFrame, path: str):
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+    return True
 
 
 def plot_trueskill(ts: pd.DataFrame, path: str, references: dict | None = None):
@@ -103,8 +106,8 @@ def main(argv=None) -> int:
         print(f"error: {metrics_path} not found (is {args.run_dir!r} a run directory of app.train?)", file=sys.stderr)
         return 2
     written = {}
-    written["training"] = os.path.join(out, "training.png")
-    plot_training(pd.read_csv(metrics_path), written["training"])
+    if plot_training(pd.read_csv(metrics_path), os.path.join(out, "training.png")):
+        written["training"] = os.path.join(out, "training.png")
     ts_path = _trial_csv(args.run_dir, "trueskill.csv")
     if ts_path:
         refs = None

@@ -29,9 +29,14 @@ def test_writes_training_trueskill_and_opponent_plots(tmp_path, capsys):
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     # no league or TrueSkill CSV: only the training plot
     bare = tmp_path / "bare"
-    write(str(bare / "metrics.csv"), [{"iteration": 1, "episode_return": 0.0}])
+    write(str(bare / "metrics.csv"), [{"iteration": 1, "vf_loss": 0.5}])
     assert plot_run.main([str(bare)]) == 0
     assert sorted(os.listdir(bare)) == ["metrics.csv", "training.png"]
+    # nothing plottable (the zero-sum episode return is not plotted): no training plot, no error
+    empty = tmp_path / "empty"
+    write(str(empty / "metrics.csv"), [{"iteration": 1, "episode_return": 0.0}])
+    assert plot_run.main([str(empty)]) == 0
+    assert sorted(os.listdir(empty)) == ["metrics.csv"]
 
 
 def test_a_directory_without_metrics_is_an_error(tmp_path, capsys):

@@ -166,7 +166,8 @@ def progress_line(row: dict, trial: str = "") -> str:
             f"{_fmt(row['agent_steps_per_s'], '7.0f')} agent steps/s  return {_fmt(row['episode_return'], '7.2f')}  "
             f"win radiant/dire/draw {_fmt(row['win_rate_radiant'], '.2f')}/{_fmt(row['win_rate_dire'], '.2f')}/"
             f"{_fmt(row['draw_rate'], '.2f')}  vs random {_fmt(row['win_rate_vs_random'], '.2f')} "
-            f"(points {_fmt(row['points_win_rate_vs_random'], '.2f')}, margin {_fmt(row['reward_margin_vs_random'], '.1f')})  "
+            f"(points {_fmt(row['points_win_rate_vs_random'], '.2f')}, "
+            f"margin {_fmt(row['reward_margin_vs_random'], '.1f')})  "
             + (f"trueskill {_fmt(row['trueskill_mu'], '.1f')}  " if row.get("trueskill_mu") is not None else "")
             + (f"league {row['league_versions']} versions, past win {_fmt(row['past_win_rate'], '.2f')} "
                f"({row['past_games']} games)  " if row.get("league_versions") is not None else "")

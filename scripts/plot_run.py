@@ -31,7 +31,8 @@ def plot_training(metrics: pd.DataFrame, path: str):
     import matplotlib.pyplot as plt
     # (no episode-return panel: it sums both teams' zero-sum rewards, ~0 by construction)
     panels = [("win_rate_vs_random", "evaluation win rate vs random"),
-              ("points_win_rate_vs_random", "evaluation points win rate vs random (win, or higher return at the limit)"),
+              ("points_win_rate_vs_random",
+               "evaluation points win rate vs random (win, or higher return at the limit)"),
               ("reward_margin_vs_random", "evaluation reward margin vs random"),
               ("per_min_lane_assign", "lane-assignment reward per hero-minute"),
               ("per_min_hero_death", "death reward per hero-minute"),

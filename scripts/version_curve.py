@@ -85,8 +85,8 @@ def main(argv=None):
     versions = [(0, 0, untrained)] + [(v, it, path) for v, it, path in chosen]
 
     rows = []
-    print(f"{'version':>7} {'iteration':>9}  " + "  ".join(f"{'margin vs ' + o:>18} {'win':>5} {'draw':>5} {'pts':>5} "
-                                                           f"{'bldg':>5} {'lost':>5}" for o in args.opponents))
+    print(f"{'version':>7} {'iteration':>9}  " + "  ".join(
+        f"{'margin vs ' + o:>18} {'win':>5} {'draw':>5} {'pts':>5} {'bldg':>5} {'lost':>5}" for o in args.opponents))
     for version, iteration, weights in versions:
         t0 = time.time()
         module.set_state(load_weights(weights) if isinstance(weights, str) else weights)
@@ -96,7 +96,8 @@ def main(argv=None):
         rows.append(row)
         print(f"{version:>7} {iteration:>9}  " + "  ".join(
             f"{res[f'reward_margin_vs_{o}']:>18.2f} {res[f'win_rate_vs_{o}']:>5.2f} {res[f'draw_rate_vs_{o}']:>5.2f} "
-            f"{res[f'points_win_rate_vs_{o}']:>5.2f} {res[f'buildings_vs_{o}']:>5.2f} {res[f'buildings_lost_vs_{o}']:>5.2f}" for o in args.opponents),
+            f"{res[f'points_win_rate_vs_{o}']:>5.2f} {res[f'buildings_vs_{o}']:>5.2f} "
+            f"{res[f'buildings_lost_vs_{o}']:>5.2f}" for o in args.opponents),
               flush=True)
     path = os.path.join(args.run, "version_curve.csv")
     with open(path, "w", newline="") as f:

@@ -19,7 +19,7 @@ import numpy as np
 
 from app.env.config import EnvConfig
 from app.game.builds import perturbed_item_build, perturbed_priority
-from app.game.constants import DEFAULT_TIME_LIMIT_S, STARTING_GOLD
+from app.game.constants import STARTING_GOLD
 from app.game.engine import PERTURB_NAMES, TEAM_SIZE, GameSetup
 from app.game.heroes import HEROES
 from app.game.items import ITEMS
@@ -63,6 +63,6 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
             lanes[h] = [(mask >> k) & 1 for k in range(3)]
         lane_until = rng.uniform(*LANE_ASSIGN_UNTIL_RANGE_S, size=n)
     if first and cfg.randomized("first_game_length"):  # drawn last: the rest of the game is as without it
-        limit = float(cfg.time_limit_s) or DEFAULT_TIME_LIMIT_S[cfg.mode]
-        setup = dataclasses.replace(setup, time_limit_s=limit * float(rng.uniform(*FIRST_GAME_FRACTION_RANGE)))
+        fraction = float(rng.uniform(*FIRST_GAME_FRACTION_RANGE))
+        setup = dataclasses.replace(setup, time_limit_s=setup.resolved_time_limit_s() * fraction)
     return setup, lanes, lane_until

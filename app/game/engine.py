@@ -54,6 +54,10 @@ class GameSetup:
     skill_priority: tuple = ()  # per hero, a permutation of (0, 1, 2); empty = the hero's own
     item_builds: tuple = ()  # per hero, a tuple of item names; empty = the hero's own
 
+    def resolved_time_limit_s(self) -> float:
+        """The game's time limit in seconds: time_limit_s, or the mode's default when it is 0."""
+        return float(self.time_limit_s or DEFAULT_TIME_LIMIT_S[self.mode])
+
     def validated(self) -> "GameSetup":
         if self.mode not in TEAM_SIZE:
             raise ValueError(f"mode must be one of {sorted(TEAM_SIZE)}, got {self.mode!r}")
@@ -91,7 +95,7 @@ class Game:
         self.team_size = TEAM_SIZE[self.mode]
         self.n_heroes = 2 * self.team_size
         self.frameskip = self.setup.frameskip
-        self.time_limit_s = self.setup.time_limit_s or DEFAULT_TIME_LIMIT_S[self.mode]
+        self.time_limit_s = self.setup.resolved_time_limit_s()
         self.map = build_map(self.mode)
         self.wp, self.wpn = self.map.waypoint_array()
         self.lane_on = np.array(self.map.lane_enabled, np.int64)

@@ -15,7 +15,9 @@ anchored so that the random agent has mu = 0. A missing file starts from the ran
 ``--checkpoint`` rates a checkpoint (an algorithm checkpoint or an RLModule directory): it plays references within
 10 points of its current mu, updates its TrueSkill after each game with the references held constant, prints a table
 of mu, sigma and win rate per reference, and writes the games and the table as CSV. ``--elo`` adds Elo ratings
-(K = 200) computed from the same games.
+(K = 200) computed from the same games. ``--time-limit-outcome points`` decides games stopped by the time limit by
+the teams' raw returns (ratings.game_score) instead of counting them as draws; the references file records the rule it
+was rated with, and a version is rated only under the same rule.
 """
 from __future__ import annotations
 
@@ -68,17 +70,31 @@ def load_references(path: str | None, mode: str) -> dict:
     return refs
 
 
-def play(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: float, on_step=None) -> float:
-    """One game; returns a's score (1 win, 0.5 draw or time limit, 0 loss). `on_step(env)` runs after every step."""
+def play(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: float, on_step=None,
+         time_limit_outcome: str = "draw") -> float:
+    """One game; returns a's score (1 win, 0.5 draw, 0 loss; a game stopped by the time limit counts as
+    `time_limit_outcome` says, ratings.game_score). `on_step(env)` runs after every step."""
     from app.env.moba_env import MobaEnv
     from policies.agents import play_game
     env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
     radiant, dire = (agent_a, agent_b) if a_side == "radiant" else (agent_b, agent_a)
-    winner = play_game(env, radiant, dire, seed=seed, on_step=on_step)["winner"]
-    return R.DRAW if winner == "none" else (R.WIN if winner == a_side else R.LOSS)
+    s = play_game(env, radiant, dire, seed=seed, on_step=on_step)
+    b_side = "dire" if a_side == "radiant" else "radiant"
+    return R.game_score(a_side, s["winner"], s["raw_return"][a_side] - s["raw_return"][b_side], time_limit_outcome)
 
 
-def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int = 0, log=print) -> dict:
+def references_outcome_rule(refs: dict, time_limit_outcome: str) -> None:
+    """Raises unless the references were rated under the same time-limit rule (a file without one: "draw"): a rating
+    measured with capped games as draws is not comparable to one where they are decided on points."""
+    rated = refs.get("time_limit_outcome", "draw")
+    if rated != time_limit_outcome:
+        raise ValueError(f"time_limit_outcome {time_limit_outcome!r}: the references were rated with "
+                         f"{rated!r}; rate them again with --rate-references --time-limit-outcome "
+                         f"{time_limit_outcome}")
+
+
+def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int = 0, log=print,
+                        time_limit_outcome: str = "draw") -> dict:
     names = sorted(refs["agents"])
     if R.ANCHOR_AGENT not in names:
         raise ValueError(f"the reference pool needs the {R.ANCHOR_AGENT!r} agent (it anchors mu = 0)")
@@ -87,7 +103,8 @@ def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int =
         for g in range(games):
             side = "radiant" if g % 2 == 0 else "dire"
             agents = [make_reference_agent(n, refs["agents"][n], seed + g) for n in (a, b)]
-            s = play(refs["mode"], agents[0], agents[1], side, seed + g, time_limit_s)
+            s = play(refs["mode"], agents[0], agents[1], side, seed + g, time_limit_s,
+                     time_limit_outcome=time_limit_outcome)
             results.append((a, b, s))
         wins = sum(s for x, y, s in results if (x, y) == (a, b))
         log(f"{a} vs {b}: {wins:.1f}/{games} for {a}")
@@ -95,13 +112,15 @@ def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int =
     for n, r in rated.items():
         refs["agents"][n].update({"mu": r.mu, "sigma": r.sigma})
     refs["games"] = [list(x) for x in results]
+    refs["time_limit_outcome"] = time_limit_outcome
     return refs
 
 
 def evaluate_checkpoint(path: str, refs: dict, games: int, time_limit_s: float, start_mu: float = 0.0,
-                        seed: int = 0, log=print, explore: bool = True):
+                        seed: int = 0, log=print, explore: bool = True, time_limit_outcome: str = "draw"):
     """Returns (final rating, per-game rows)."""
     from policies.module_agent import ModuleAgent
+    references_outcome_rule(refs, time_limit_outcome)
     unrated = [n for n, s in refs["agents"].items() if "mu" not in s]
     if unrated:
         raise ValueError(f"references {unrated} have no rating yet: run --rate-references first")
@@ -116,7 +135,8 @@ def evaluate_checkpoint(path: str, refs: dict, games: int, time_limit_s: float, 
         counts[name] += 1
         side = "radiant" if g % 2 == 0 else "dire"
         opponent = make_reference_agent(name, refs["agents"][name], seed + g)
-        score = play(refs["mode"], ModuleAgent(module, explore=explore), opponent, side, seed + g, time_limit_s)
+        score = play(refs["mode"], ModuleAgent(module, explore=explore), opponent, side, seed + g, time_limit_s,
+                     time_limit_outcome=time_limit_outcome)
         rating = R.update_against_reference(rating, pool[name], score)
         rows.append({"game": g, "reference": name, "reference_mu": pool[name].mu, "side": side, "score": score,
                      "mu": rating.mu, "sigma": rating.sigma})
@@ -144,6 +164,9 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, default=DEFAULT_GAMES, help="games per version (per pair with "
                                                                        "--rate-references)")
     p.add_argument("--time-limit", type=float, default=0.0, help="game time limit in s (0 = the mode's default)")
+    p.add_argument("--time-limit-outcome", default="draw", choices=list(R.TIME_LIMIT_OUTCOMES),
+                   help="how a game stopped by the time limit counts: a draw, or won by the team with the higher "
+                        "raw return (points)")
     p.add_argument("--start-mu", type=float, default=0.0, help="the version's initial mu (the previous version's)")
     p.add_argument("--elo", action="store_true", help="also print Elo ratings (K = 200)")
     p.add_argument("--greedy", action="store_true", help="play the most likely actions (default: sample them, as "
@@ -160,7 +183,8 @@ def main(argv=None) -> int:
         if args.rate_references:
             if not args.references:
                 p.error("--rate-references needs --references FILE to write the ratings to")
-            refs = rate_reference_pool(refs, args.games, args.time_limit, args.seed)
+            refs = rate_reference_pool(refs, args.games, args.time_limit, args.seed,
+                                       time_limit_outcome=args.time_limit_outcome)
             with open(args.references, "w") as f:
                 json.dump(refs, f, indent=1)
             for n, s in sorted(refs["agents"].items(), key=lambda kv: kv[1]["mu"]):
@@ -169,7 +193,8 @@ def main(argv=None) -> int:
                               "ratings": {n: {"mu": s["mu"], "sigma": s["sigma"]} for n, s in refs["agents"].items()}}))
             return 0
         rating, rows = evaluate_checkpoint(args.checkpoint, refs, args.games, args.time_limit, args.start_mu,
-                                           args.seed, explore=not args.greedy)
+                                           args.seed, explore=not args.greedy,
+                                           time_limit_outcome=args.time_limit_outcome)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -23,6 +23,24 @@ ELO_K = 200.0  # seeds/004 app. H.4
 ELO_INITIAL = 1000.0
 
 WIN, LOSS, DRAW = 1.0, 0.0, 0.5
+# How a game stopped by the time limit counts. The papers' games have no time limit (seeds/003) or cap training only
+# (seeds/004 sec. 3: "in practice, there is a time limit in training"): "draw" keeps the games' own rule (only the
+# ancient decides); "points" gives the capped game to the team with the higher raw (Table 6, shaped) return, the rule
+# of the evaluation's points win rate. On one machine nearly every capped game of a young policy is a draw, and
+# draws move neither the league's qualities nor TrueSkill.
+TIME_LIMIT_OUTCOMES = ("draw", "points")
+
+
+def game_score(side: str, winner: str | None, margin: float, time_limit_outcome: str = "draw") -> float:
+    """The score (WIN, LOSS or DRAW) of the team playing `side` in a finished game: `winner` is "radiant", "dire" or
+    "none"/None (the time limit), `margin` the team's raw return minus the enemy's."""
+    if time_limit_outcome not in TIME_LIMIT_OUTCOMES:
+        raise ValueError(f"time_limit_outcome must be one of {list(TIME_LIMIT_OUTCOMES)}, got {time_limit_outcome!r}")
+    if winner in ("radiant", "dire"):
+        return WIN if winner == side else LOSS
+    if time_limit_outcome == "points" and margin != 0.0:
+        return WIN if margin > 0.0 else LOSS
+    return DRAW
 
 
 def trueskill_env() -> trueskill.TrueSkill:

@@ -24,11 +24,15 @@ A malformed config fails here, before Ray starts, with a message that names the 
 from __future__ import annotations
 
 import copy
+import json
 import os
+
 import yaml
 from ray.tune.stopper import Stopper  # Tune is imported anyway (through RLlib); Ray is not started
 
 from app.env.config import EnvConfig
+from app.evaluate import references_outcome_rule
+from app.ratings import TIME_LIMIT_OUTCOMES
 from callbacks.league_play import LEAGUE_DEFAULTS
 from callbacks.schedules import SCHEDULED, Schedule
 from callbacks.trueskill_evaluator import DEFAULT_CPU_SHARE
@@ -78,6 +82,7 @@ TRUESKILL_DEFAULTS = {  # the in-training TrueSkill evaluator (seeds/003 app. J;
     "references": None,  # rated reference pool JSON (app.evaluate --rate-references); None = the shipped one
     "explore": True,  # sample actions as in training (False: the most likely ones)
     "cpu_share": DEFAULT_CPU_SHARE,  # of one core: the most the rating games take from training (1.0 = no throttle)
+    "time_limit_outcome": "draw",  # how a capped game counts: "draw" or "points" (app/ratings.TIME_LIMIT_OUTCOMES)
 }
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
@@ -230,7 +235,13 @@ def _validate_league(given: dict) -> dict:
     for k in ("snapshot_every", "slots"):
         if league[k] < 1:
             _bad(f"league.{k}", f"must be >= 1, got {league[k]}")
+    _check_outcome_rule("league", league["time_limit_outcome"])
     return league
+
+
+def _check_outcome_rule(section: str, rule) -> None:
+    if rule not in TIME_LIMIT_OUTCOMES:
+        _bad(f"{section}.time_limit_outcome", f"must be one of {list(TIME_LIMIT_OUTCOMES)}, got {rule!r}")
 
 
 def _validate_trueskill(given: dict, mode: str) -> dict:
@@ -247,6 +258,14 @@ def _validate_trueskill(given: dict, mode: str) -> dict:
     if ts["every"] and not isinstance(ts["references"], str) or not os.path.isfile(ts["references"]):
         _bad("trueskill.references", f"must be a rated reference pool JSON file (python -m app.evaluate "
                                      f"--rate-references), got {ts['references']!r}")
+    _check_outcome_rule("trueskill", ts["time_limit_outcome"])
+    if ts["every"]:
+        with open(ts["references"]) as f:
+            refs = json.load(f)
+        try:
+            references_outcome_rule(refs, ts["time_limit_outcome"])
+        except ValueError as e:
+            _bad("trueskill.time_limit_outcome", f"{e} (file {ts['references']})")
     return ts
 
 

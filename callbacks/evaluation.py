@@ -8,6 +8,8 @@ import time
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
+from app.ratings import WIN, game_score
+
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 # the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
 EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset")
@@ -38,7 +40,7 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
             enemy = "dire" if side == "radiant" else "radiant"
             game_margin = s["raw_return"][side] - s["raw_return"][enemy]
             margin += game_margin
-            points += s["winner"] == side or (s["winner"] == "none" and game_margin > 0)
+            points += game_score(side, s["winner"], game_margin, "points") == WIN
             buildings += _buildings(s["destroyed_by"][side])
             lost += _buildings(s["destroyed_by"][enemy])
         out[f"win_rate_vs_{name}"] = wins / games

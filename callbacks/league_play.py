@@ -33,6 +33,8 @@ import numpy as np
 import torch
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
+from app.ratings import LOSS, WIN, game_score
+from callbacks.metrics import RAW_RETURN_KEY
 from callbacks.run_dir import append_csv_rows, trial_dir
 from policies.league import (PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS,
                              OpponentPool)
@@ -51,6 +53,9 @@ LEAGUE_DEFAULTS = {
     "snapshot_every": SNAPSHOT_EVERY_ITERATIONS,  # app. N: the current agent joins every 10 iterations
     "eta": QUALITY_LEARNING_RATE,  # app. N eq. 14 / Table 2: past opponents learning rate 0.01
     "slots": DEFAULT_SLOTS,
+    # how a game stopped by the time limit counts (app/ratings.game_score): "draw" (no quality update) or "points"
+    # (won by the team with the higher raw return). Capped games are the rule on one machine
+    "time_limit_outcome": "draw",
 }
 
 
@@ -81,12 +86,13 @@ def load_weights(path: str) -> dict:
 class RunnerLeague:
     """One env runner's league state: the pool table it samples from, its slots and the results not yet collected."""
 
-    def __init__(self, slots: int, past_fraction: float, seed: int):
+    def __init__(self, slots: int, past_fraction: float, seed: int, time_limit_outcome: str = "draw"):
         self.slot_version: list[int | None] = [None] * slots
         self.slot_users: list[set] = [set() for _ in range(slots)]
         self.env_slot: dict[int, int] = {}
         self.versions, self.paths, self.probs = [], [], np.zeros(0)
         self.past_fraction = past_fraction
+        self.time_limit_outcome = time_limit_outcome
         self.rng = np.random.default_rng(seed)
         self.results: list[tuple[int, str]] = []  # (version, "win" | "loss" | "draw" of main)
         self.loads = self.fallbacks = 0
@@ -136,7 +142,8 @@ def runner_league(env_runner) -> RunnerLeague | None:
         if not cfg.get("enabled"):
             return None
         seed = (env_runner.config.seed or 0) * 1009 + getattr(env_runner, "worker_index", 0)
-        league = env_runner._five_league = RunnerLeague(cfg["slots"], cfg["past_fraction"], seed)
+        league = env_runner._five_league = RunnerLeague(cfg["slots"], cfg["past_fraction"], seed,
+                                                        cfg.get("time_limit_outcome", "draw"))
     return league
 
 
@@ -163,6 +170,17 @@ def _winner(episode) -> str | None:
         if "winner" in info:
             return info["winner"]
     return None
+
+
+def main_outcome(episode, past_side: str, time_limit_outcome: str) -> str:
+    """"win", "loss" or "draw" of "main" in a finished game against a past version playing `past_side`. A game stopped
+    by the time limit is scored by `time_limit_outcome` from the teams' raw returns (GameMetricsCallback keeps them in
+    episode.custom_data; without them it is a draw)."""
+    main_side = "dire" if past_side == "radiant" else "radiant"
+    raw = episode.custom_data.get(RAW_RETURN_KEY) or {}
+    margin = raw.get(main_side, 0.0) - raw.get(past_side, 0.0)
+    score = game_score(main_side, _winner(episode), margin, time_limit_outcome)
+    return "win" if score == WIN else ("loss" if score == LOSS else "draw")
 
 
 # ---- driver side -------------------------------------------------------------------------------------------------------
@@ -193,10 +211,7 @@ class LeagueCallback(RLlibCallback):
         m = episode.custom_data.get(LEAGUE_KEY)
         if m is None:
             return
-        winner = _winner(episode)
-        main_side = "dire" if m["side"] == "radiant" else "radiant"
-        league.results.append((m["version"], "draw" if winner in (None, "none") else
-                               ("win" if winner == main_side else "loss")))
+        league.results.append((m["version"], main_outcome(episode, m["side"], league.time_limit_outcome)))
 
     # -- driver --
     def on_algorithm_init(self, *, algorithm, **kwargs):

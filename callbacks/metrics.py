@@ -11,6 +11,7 @@ from app.env.rewards import SIGNALS
 
 SIGNAL_KEY = "signal_reward"  # env_runners/signal_reward/<signal>: weighted reward summed over heroes and steps
 HERO_SECONDS_KEY = "hero_game_seconds"  # env_runners/hero_game_seconds: the hero-seconds those sums cover
+RAW_RETURN_KEY = "raw_return"  # episode.custom_data: {"radiant": x, "dire": y}, each team's raw return so far
 
 
 def signal_rates(env_runner_results: dict) -> dict:
@@ -30,7 +31,7 @@ class GameMetricsCallback(RLlibCallback):
 
     def on_episode_step(self, *, episode, **kwargs):
         infos = episode.get_infos(-1)
-        raw = episode.custom_data.setdefault("raw_return", {"radiant": 0.0, "dire": 0.0})
+        raw = episode.custom_data.setdefault(RAW_RETURN_KEY, {"radiant": 0.0, "dire": 0.0})
         heroes, game_time = 0, None
         for aid, info in infos.items():
             if "raw_reward" in info:
@@ -53,7 +54,7 @@ class GameMetricsCallback(RLlibCallback):
             metrics_logger.log_value(f"win_rate_{name}", float(winner == name), reduce="mean", window=100)
         if "game_time_s" in episode.custom_data:
             metrics_logger.log_value("game_time_s", episode.custom_data["game_time_s"], reduce="mean", window=100)
-        raw = episode.custom_data.get("raw_return", {})
+        raw = episode.custom_data.get(RAW_RETURN_KEY, {})
         for team, v in raw.items():
             metrics_logger.log_value(f"raw_return_{team}", v, reduce="mean", window=100)
 

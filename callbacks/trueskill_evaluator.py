@@ -17,11 +17,12 @@ new version starts at the previous version's mu. Here that runs in one Ray actor
 
 The settings travel in ``config.learner_config_dict["five_trueskill"]``::
 
-    {"every": 5, "games": 20, "time_limit_s": 0.0, "cpu_share": 0.1,
+    {"every": 5, "games": 20, "time_limit_s": 0.0, "time_limit_outcome": "draw", "cpu_share": 0.1,
      "references": {"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2}, ...}}}
 
 ``references`` is a rated references file of app/evaluate.py (``--rate-references``); ``time_limit_s`` 0 is the
-mode's default; ``every`` 0 (or no settings) turns the evaluation off.
+mode's default; ``time_limit_outcome`` how a capped game counts (app/ratings.game_score; the references must have
+been rated under the same rule); ``every`` 0 (or no settings) turns the evaluation off.
 """
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ import ray
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
 from app import ratings as R
-from app.evaluate import make_reference_agent, play
+from app.evaluate import make_reference_agent, play, references_outcome_rule
 from callbacks.run_dir import append_csv_rows, trial_dir
 
 logger = logging.getLogger(__name__)
@@ -75,12 +76,16 @@ def side_of_game(g: int) -> str:
 class TrueSkillEvaluator:
     """Rates versions of an agent against a fixed pool of rated references (app. J)."""
 
-    def __init__(self, references: dict, module_factory, start_mu: float | None = None, explore: bool = True):
+    def __init__(self, references: dict, module_factory, start_mu: float | None = None, explore: bool = True,
+                 time_limit_outcome: str = "draw"):
         """references: a rated references dict of app/evaluate.py; module_factory: a zero-argument callable that
         returns a fresh RLModule of the rated agent's architecture (e.g. an RLModuleSpec's ``build``); start_mu: the
-        mu of the version rated before this evaluator started (a resumed run), if any."""
+        mu of the version rated before this evaluator started (a resumed run), if any; time_limit_outcome: how a game
+        stopped by the time limit counts (app/ratings.game_score)."""
         if "mode" not in references:
             raise ValueError("the references have no game mode ('mode')")
+        references_outcome_rule(references, time_limit_outcome)
+        self.time_limit_outcome = time_limit_outcome
         self.mode = references["mode"]
         self.specs = references["agents"]
         self.pool = reference_ratings(references)
@@ -114,7 +119,8 @@ class TrueSkillEvaluator:
             counts[name] = counts.get(name, 0) + 1
             side = side_of_game(g)
             opponent = make_reference_agent(name, self.specs[name], seed + g)
-            score = play(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step=on_step)
+            score = play(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step=on_step,
+                         time_limit_outcome=self.time_limit_outcome)
             rating = R.update_against_reference(rating, self.pool[name], score)
             rows.append({"game": g, "reference": name, "side": side, "score": score, "mu": rating.mu,
                          "sigma": rating.sigma})
@@ -150,8 +156,9 @@ class BackgroundEvaluator:
     newer submission replaces it. ``submit`` and ``poll`` return at once."""
 
     def __init__(self, references: dict, module_factory, games: int = DEFAULT_GAMES, time_limit_s: float = 0.0,
-                 start_mu: float | None = None, explore: bool = True, cpu_share: float = DEFAULT_CPU_SHARE):
-        self.evaluator = TrueSkillEvaluator(references, module_factory, start_mu, explore)
+                 start_mu: float | None = None, explore: bool = True, cpu_share: float = DEFAULT_CPU_SHARE,
+                 time_limit_outcome: str = "draw"):
+        self.evaluator = TrueSkillEvaluator(references, module_factory, start_mu, explore, time_limit_outcome)
         self.games, self.time_limit_s = games, time_limit_s
         self.cpu_share = float(cpu_share)
         CpuThrottle(self.cpu_share)  # a bad share fails here, not in the thread
@@ -240,12 +247,17 @@ def _kill_quietly(actor):
         pass
 
 
+def rated_rows(path: str) -> list[dict]:
+    """The rows of a run's trueskill.csv ([] before the first rating)."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return list(csv.DictReader(f))
+
+
 def last_rated_mu(path: str) -> float | None:
     """The mu of the last version in a run's trueskill.csv (a resumed run's next version starts there), or None."""
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
-        rows = list(csv.DictReader(f))
+    rows = rated_rows(path)
     return float(rows[-1]["mu"]) if rows else None
 
 
@@ -264,23 +276,38 @@ class TrueSkillCallback(RLlibCallback):
             return
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
         reference_ratings(cfg["references"])  # fail here, not in the actor, when a reference is unrated
+        references_outcome_rule(cfg["references"], cfg.get("time_limit_outcome", "draw"))  # or rated otherwise
         spec = RLModuleSpec.from_module(algorithm.get_module("main"))
-        self._actor = actor = TrueSkillEvaluatorActor.remote(cfg["references"], spec.build, cfg.get("games", DEFAULT_GAMES),
-                                                     cfg.get("time_limit_s", 0.0),
-                                                     last_rated_mu(os.path.join(trial_dir(algorithm), CSV_NAME)),
-                                                     cfg.get("explore", True),
-                                                     cfg.get("cpu_share", DEFAULT_CPU_SHARE))
+        self._actor = actor = TrueSkillEvaluatorActor.remote(
+            cfg["references"], spec.build, games=cfg.get("games", DEFAULT_GAMES),
+            time_limit_s=cfg.get("time_limit_s", 0.0),
+            start_mu=last_rated_mu(os.path.join(trial_dir(algorithm), CSV_NAME)), explore=cfg.get("explore", True),
+            cpu_share=cfg.get("cpu_share", DEFAULT_CPU_SHARE),
+            time_limit_outcome=cfg.get("time_limit_outcome", "draw"))
         # RLlib has no "algorithm stopped" callback: kill the actor when this process exits, before its game thread
         # would be torn down mid-game by the interpreter's shutdown (which aborts noisily inside torch)
         atexit.register(_kill_quietly, actor)
+
+    def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        """A resumed run: the version of the restored iteration is rated now if it is due and not rated yet (the
+        stopped run's actor died with it, and with it any version it had not finished)."""
+        if self._actor is None:
+            return
+        it = algorithm.iteration
+        rated = {int(r["version"]) for r in rated_rows(os.path.join(trial_dir(algorithm), CSV_NAME))}
+        if it > 0 and it % trueskill_settings(algorithm)["every"] == 0 and it not in rated:
+            self._submit(algorithm)
+
+    def _submit(self, algorithm):
+        state = algorithm.learner_group.get_weights(module_ids=["main"])["main"]
+        self._actor.submit.remote(algorithm.iteration, state)  # fire and forget
 
     def on_train_result(self, *, algorithm, result, **kwargs):
         if self._actor is None:
             return
         cfg = trueskill_settings(algorithm)
         if algorithm.iteration % cfg["every"] == 0:
-            state = algorithm.learner_group.get_weights(module_ids=["main"])["main"]
-            self._actor.submit.remote(algorithm.iteration, state)  # fire and forget
+            self._submit(algorithm)
         finished = self._poll()
         for r in [r for r in finished if "error" in r]:
             logger.warning("TrueSkill evaluation of version %s failed: %s", r["version"], r["error"])

@@ -121,3 +121,24 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
     assert res["draw_rate_vs_random"] == pytest.approx(3 / 5)
     assert res["points_win_rate_vs_random"] == pytest.approx(2 / 5)
     assert res["reward_margin_vs_random"] == pytest.approx((4.0 - 4.0 - 3.0 + 9.0 + 0.0) / 5)
+
+
+def test_play_scores_capped_games_by_the_rule_and_references_record_theirs(monkeypatch, tmp_path):
+    """With "points" a game stopped by the time limit goes to the side ahead on raw return; the rated references file
+    records the rule, and a version is only rated under the rule its references were rated with."""
+    import policies.agents
+    monkeypatch.setattr(policies.agents, "play_game", lambda env, radiant, dire, seed=0, on_step=None: {
+        "winner": "none", "raw_return": {"radiant": 2.0, "dire": 7.0}})
+    args = ("1v1", object(), object())
+    assert evaluate.play(*args, "dire", 0, 10.0) == 0.5
+    assert evaluate.play(*args, "dire", 0, 10.0, time_limit_outcome="points") == 1.0
+    assert evaluate.play(*args, "radiant", 0, 10.0, time_limit_outcome="points") == 0.0
+    refs = evaluate.rate_reference_pool(evaluate.load_references(None, "1v1"), games=2, time_limit_s=10.0,
+                                        log=lambda *a: None, time_limit_outcome="points")
+    assert refs["time_limit_outcome"] == "points"
+    assert [g[2] for g in refs["games"]] == [0.0, 1.0]  # random vs scripted: random is radiant, then dire
+    evaluate.references_outcome_rule(refs, "points")
+    with pytest.raises(ValueError, match="rated with 'points'.*--time-limit-outcome draw"):
+        evaluate.references_outcome_rule(refs, "draw")
+    with pytest.raises(ValueError, match="rated with 'draw'"):
+        evaluate.references_outcome_rule({"mode": "1v1", "agents": {}}, "points")  # an older file: draws

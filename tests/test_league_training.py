@@ -75,6 +75,32 @@ def test_mapping_sends_the_past_versions_side_to_its_slot():
     assert league_mapping_fn("dire_2", SelfPlay()) == "main"
 
 
+def test_league_results_score_capped_games_by_the_configured_rule():
+    """The runner records main's result: an outright result as it is; a game stopped by the time limit as a draw, or
+    with "points" as won by the team ahead on raw return (from GameMetricsCallback's running sums)."""
+    from types import SimpleNamespace
+
+    from callbacks.league_play import LeagueCallback
+    from callbacks.metrics import RAW_RETURN_KEY
+
+    def finished(winner, radiant, dire, past_side="dire"):
+        return SimpleNamespace(
+            custom_data={LEAGUE_KEY: {"version": 4, "module": "league_slot_0", "side": past_side},
+                         RAW_RETURN_KEY: {"radiant": radiant, "dire": dire}},
+            get_infos=lambda index: {"radiant_0": {"winner": winner}, "dire_0": {"winner": winner}})
+
+    outcomes = {}
+    for rule in ("draw", "points"):
+        league = RunnerLeague(slots=1, past_fraction=1.0, seed=0, time_limit_outcome=rule)
+        runner = SimpleNamespace(_five_league=league)
+        for episode in (finished("none", 3.0, 1.0), finished("none", 1.0, 3.0), finished("none", 2.0, 2.0),
+                        finished("dire", 9.0, 0.0), finished("none", 1.0, 3.0, past_side="radiant")):
+            LeagueCallback().on_episode_end(episode=episode, env_runner=runner, env_index=0)
+        outcomes[rule] = [o for _, o in league.drain()["results"]]
+    assert outcomes["draw"] == ["draw", "draw", "draw", "loss", "draw"]
+    assert outcomes["points"] == ["win", "loss", "draw", "loss", "win"]
+
+
 # ---- through RLlib ------------------------------------------------------------------------------------------------------
 def digest(state: dict) -> str:
     h = hashlib.sha1()

@@ -68,3 +68,21 @@ def test_elo_ratings_order_and_anchor():
     r = R.elo_ratings(games, anchor="C")
     assert r["C"] == pytest.approx(R.ELO_INITIAL)
     assert r["A"] > r["B"] > r["C"]
+
+
+@pytest.mark.parametrize("winner,margin,rule,score", [
+    ("radiant", -5.0, "draw", R.WIN),  # an outright result ignores the returns
+    ("dire", 5.0, "points", R.LOSS),
+    ("none", 5.0, "draw", R.DRAW),  # the games' own rule: the time limit is a draw
+    (None, 5.0, "draw", R.DRAW),
+    ("none", 5.0, "points", R.WIN),  # points: the team ahead on raw return wins the capped game
+    ("none", -0.1, "points", R.LOSS),
+    ("none", 0.0, "points", R.DRAW),  # level on points: still a draw
+])
+def test_game_score_of_radiant(winner, margin, rule, score):
+    assert R.game_score("radiant", winner, margin, rule) == score
+
+
+def test_game_score_rejects_an_unknown_rule():
+    with pytest.raises(ValueError, match=r"time_limit_outcome must be one of \['draw', 'points'\]"):
+        R.game_score("radiant", "none", 1.0, "coin")

@@ -84,6 +84,8 @@ def test_wrong_type():
     ("resources.learner_threads", -1, ">= 0"),
     ("trueskill.cpu_share", 0.0, "(0, 1]"),
     ("trueskill.cpu_share", 1.5, "(0, 1]"),
+    ("league.time_limit_outcome", "coin", "['draw', 'points']"),
+    ("trueskill.time_limit_outcome", "tiebreak", "['draw', 'points']"),
 ])
 def test_out_of_range(dotted, value, expect):
     msg = error_of(with_key(dotted, value))
@@ -314,3 +316,15 @@ def test_minibatch_larger_than_the_train_batch_is_rejected_before_ray():
     with pytest.raises(ValueError, match=r"ppo.minibatch_size.*<= ppo.train_batch_size \(4000\)"):
         validate({"ppo": {"train_batch_size": 4000, "minibatch_size": 4096}})
     assert validate({})["ppo"]["minibatch_size"] <= validate({})["ppo"]["train_batch_size"]
+
+
+def test_trueskill_under_points_needs_references_rated_under_points(tmp_path):
+    """A reference pool rated with capped games as draws cannot rate a version that decides them on points."""
+    refs = tmp_path / "refs.json"
+    refs.write_text(json.dumps({"mode": "5v5", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0}}}))
+    raw = {"trueskill": {"every": 5, "references": str(refs), "time_limit_outcome": "points"}}
+    msg = error_of(raw)
+    assert "'trueskill.time_limit_outcome'" in msg and "rated with 'draw'" in msg and str(refs) in msg
+    refs.write_text(json.dumps({"mode": "5v5", "time_limit_outcome": "points",
+                                "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0}}}))
+    assert train_config.validate(raw)["trueskill"]["time_limit_outcome"] == "points"

@@ -174,6 +174,29 @@ def test_the_callback_reports_finished_versions_and_writes_the_csv(ray_session, 
     assert [int(r["version"]) for r in rows] == [reported[0]["version"]] and list(rows[0]) == list(T.CSV_COLUMNS)
 
 
+def test_a_resumed_run_rates_the_restored_version_when_it_was_due_and_not_rated(spec, tmp_path):
+    """The stopped run's actor died with the version it had not finished: a restored iteration that was due is
+    submitted again (with the restored weights), one already in trueskill.csv is not."""
+    from types import SimpleNamespace
+    algo = FakeAlgorithm({"every": 20}, spec.build(), str(tmp_path))
+    T.append_csv(str(tmp_path / T.CSV_NAME), [{"version": 20, "mu": 3.0, "sigma": 5.0, "games": 2, "wins": 1,
+                                               "draws": 1, "losses": 0, "wall_s": 1.0}])
+    cb, submitted = T.TrueSkillCallback(), []
+    cb._actor = SimpleNamespace(submit=SimpleNamespace(remote=lambda v, state: submitted.append(v)))
+    for it in (20, 30, 40):
+        algo.iteration = it
+        cb.on_checkpoint_loaded(algorithm=algo)
+    assert submitted == [40]  # 20 is rated, 30 was never due
+
+
+def test_a_version_is_rated_only_under_the_rule_of_its_references(spec, state):
+    with pytest.raises(ValueError, match="rated with 'draw'"):
+        T.TrueSkillEvaluator(refs(random=("random", 0.0)), spec.build, time_limit_outcome="points")
+    ev = T.TrueSkillEvaluator({**refs(random=("random", 0.0)), "time_limit_outcome": "points"}, spec.build,
+                              time_limit_outcome="points")
+    assert ev.time_limit_outcome == "points"
+
+
 def test_the_callback_is_off_without_settings_or_with_every_zero(spec, tmp_path):
     for settings in (None, {"every": 0}):
         algo = FakeAlgorithm(settings, spec.build(), str(tmp_path))

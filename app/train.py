@@ -163,7 +163,9 @@ def _fmt(v, spec):
 
 def progress_line(row: dict, trial: str = "") -> str:
     return (f"{trial}iter {row['iteration']:4d}  {_fmt(row['env_steps_per_s'], '6.0f')} env steps/s "
-            f"{_fmt(row['agent_steps_per_s'], '7.0f')} agent steps/s  return {_fmt(row['episode_return'], '7.2f')}  "
+            f"{_fmt(row['agent_steps_per_s'], '7.0f')} agent steps/s  "
+            # the raw (Table 6) return of a team: the post-processed episode return is ~0 in zero-sum self-play
+            f"raw return {_fmt(row['raw_return_radiant'], '7.2f')}  "
             f"win radiant/dire/draw {_fmt(row['win_rate_radiant'], '.2f')}/{_fmt(row['win_rate_dire'], '.2f')}/"
             f"{_fmt(row['draw_rate'], '.2f')}  vs random {_fmt(row['win_rate_vs_random'], '.2f')} "
             f"(points {_fmt(row['points_win_rate_vs_random'], '.2f')}, "

@@ -328,3 +328,27 @@ def test_trueskill_under_points_needs_references_rated_under_points(tmp_path):
     refs.write_text(json.dumps({"mode": "5v5", "time_limit_outcome": "points",
                                 "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0}}}))
     assert train_config.validate(raw)["trueskill"]["time_limit_outcome"] == "points"
+
+
+def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
+    """The line a run prints per iteration: the raw return (the post-processed one is ~0 in zero-sum self-play),
+    the points and margin against the random agent, TrueSkill and the league when present, "-" where a value is
+    missing (NaN: no game ended this iteration)."""
+    from app.train import progress_line, progress_row
+    result = {"training_iteration": 7, "time_this_iter_s": 2.0, "time_total_s": 14.0,
+              "env_runners": {"num_env_steps_sampled": 1000, "num_env_steps_sampled_lifetime": 7000,
+                              "num_agent_steps_sampled": {"main": 10000}, "episode_return_mean": 0.01,
+                              "raw_return_radiant": 12.5, "win_rate_radiant": float("nan"),
+                              "signal_reward": {"lane_assign": -6.0, "hero_death": -0.5, "gold_gained": 3.0},
+                              "hero_game_seconds": 120.0},
+              "evaluation_games": {"win_rate_vs_random": 0.0, "points_win_rate_vs_random": 0.75,
+                                   "reward_margin_vs_random": 4.25},
+              "trueskill": {"version": 6, "mu": 9.5, "sigma": 3.0},
+              "league": {"versions": 3, "past_games": 2, "past_win_rate": 0.5}}
+    line = progress_line(progress_row(result))
+    assert line.startswith("iter    7     500 env steps/s    5000 agent steps/s")
+    assert "raw return   12.50" in line and "0.01" not in line
+    assert "win radiant/dire/draw -/-/-" in line
+    assert "vs random 0.00 (points 0.75, margin 4.2)" in line
+    assert "trueskill 9.5" in line and "league 3 versions, past win 0.50 (2 games)" in line
+    assert "per hero-min lane -3.00 death -0.25 gold 1.50" in line

@@ -79,8 +79,7 @@ def play(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: floa
     env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
     radiant, dire = (agent_a, agent_b) if a_side == "radiant" else (agent_b, agent_a)
     s = play_game(env, radiant, dire, seed=seed, on_step=on_step)
-    b_side = "dire" if a_side == "radiant" else "radiant"
-    return R.game_score(a_side, s["winner"], s["raw_return"][a_side] - s["raw_return"][b_side], time_limit_outcome)
+    return R.game_score(a_side, s["winner"], R.team_margin(a_side, s["raw_return"]), time_limit_outcome)
 
 
 def references_outcome_rule(refs: dict, time_limit_outcome: str) -> None:

@@ -31,6 +31,16 @@ WIN, LOSS, DRAW = 1.0, 0.0, 0.5
 TIME_LIMIT_OUTCOMES = ("draw", "points")
 
 
+def enemy_side(side: str) -> str:
+    return "dire" if side == "radiant" else "radiant"
+
+
+def team_margin(side: str, returns: dict) -> float:
+    """The raw return of the team playing `side` minus its enemy's, from {"radiant": x, "dire": y} (a team missing
+    from `returns` counts 0)."""
+    return returns.get(side, 0.0) - returns.get(enemy_side(side), 0.0)
+
+
 def game_score(side: str, winner: str | None, margin: float, time_limit_outcome: str = "draw") -> float:
     """The score (WIN, LOSS or DRAW) of the team playing `side` in a finished game: `winner` is "radiant", "dire" or
     "none"/None (the time limit), `margin` the team's raw return minus the enemy's."""

@@ -8,7 +8,7 @@ import time
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from app.ratings import WIN, game_score
+from app.ratings import WIN, enemy_side, game_score, team_margin
 
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 # the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
@@ -37,8 +37,8 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
             wins += s["winner"] == side
             draws += s["winner"] == "none"
             minutes += s["game_time_s"] / 60.0
-            enemy = "dire" if side == "radiant" else "radiant"
-            game_margin = s["raw_return"][side] - s["raw_return"][enemy]
+            enemy = enemy_side(side)
+            game_margin = team_margin(side, s["raw_return"])
             margin += game_margin
             points += game_score(side, s["winner"], game_margin, "points") == WIN
             buildings += _buildings(s["destroyed_by"][side])

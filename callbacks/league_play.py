@@ -33,7 +33,7 @@ import numpy as np
 import torch
 from ray.rllib.callbacks.callbacks import RLlibCallback
 
-from app.ratings import LOSS, WIN, game_score
+from app.ratings import LOSS, WIN, enemy_side, game_score, team_margin
 from callbacks.metrics import RAW_RETURN_KEY
 from callbacks.run_dir import append_csv_rows, trial_dir
 from policies.league import (PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS,
@@ -176,9 +176,8 @@ def main_outcome(episode, past_side: str, time_limit_outcome: str) -> str:
     """"win", "loss" or "draw" of "main" in a finished game against a past version playing `past_side`. A game stopped
     by the time limit is scored by `time_limit_outcome` from the teams' raw returns (GameMetricsCallback keeps them in
     episode.custom_data; without them it is a draw)."""
-    main_side = "dire" if past_side == "radiant" else "radiant"
-    raw = episode.custom_data.get(RAW_RETURN_KEY) or {}
-    margin = raw.get(main_side, 0.0) - raw.get(past_side, 0.0)
+    main_side = enemy_side(past_side)
+    margin = team_margin(main_side, episode.custom_data.get(RAW_RETURN_KEY) or {})
     score = game_score(main_side, _winner(episode), margin, time_limit_outcome)
     return "win" if score == WIN else ("loss" if score == LOSS else "draw")
 

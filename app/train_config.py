@@ -7,13 +7,13 @@ A run config (tune_configs/*.yaml) has these sections; every key is optional and
     env: {...}                       # app.env.config.EnvConfig keys (+ "remote": "host:port" or a list)
     reward: {zero_sum, time_decay, normalize}   # training-side post-processing (app. G, Table 2 footnote c);
                                      # team spirit is a schedule
-    model: {...}                     # policies.five_module.FiveModelConfig
+    model: {...}                     # policies.five_module.FiveModelConfig (network sizes)
     ppo: {...}                       # PPO_DEFAULTS
     schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s}   # callbacks.schedules.Schedule specs
     resources: {...}                 # RESOURCE_DEFAULTS
     evaluation: {...}                # EVALUATION_DEFAULTS (win rates against reference agents, in the driver)
     trueskill: {...}                 # TRUESKILL_DEFAULTS (the in-training TrueSkill evaluator, app. J)
-    league: {...}                    # callbacks.league_play.LEAGUE_DEFAULTS (past opponents, app. N)
+    league: {...}                    # LEAGUE_DEFAULTS (past opponents, app. N)
     stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime
     checkpoint: {frequency, num_to_keep, at_end}
     storage_path: results
@@ -31,14 +31,15 @@ import yaml
 from ray.tune.stopper import Stopper  # Tune is imported anyway (through RLlib); Ray is not started
 
 from app.env.config import EnvConfig
-from app.evaluate import references_outcome_rule
-from app.ratings import TIME_LIMIT_OUTCOMES
-from callbacks.league_play import LEAGUE_DEFAULTS
+from app.env.rewards import TEAM_SPIRIT
 from callbacks.schedules import SCHEDULED, Schedule
-from callbacks.trueskill_evaluator import DEFAULT_CPU_SHARE
+from policies.five_learner import AUX_WIN_COEFF
 from policies.five_module import FiveModelConfig
+from policies.league import PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS
+from policies.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCOMES
+from policies.references import references_outcome_rule
 
-# ---- defaults (seeds/003 Table 2, "Baseline" column, unless noted) -----------------------------------------------------
+# ---- defaults (seeds/003 Table 2, "Baseline" column, unless noted) ---------------------------------------------------
 PPO_DEFAULTS = {
     "train_batch_size": 4000,  # env steps per iteration (the paper's 983,040 samples don't fit a laptop)
     "minibatch_size": 4000,  # agent steps per SGD minibatch (at most train_batch_size)
@@ -49,13 +50,13 @@ PPO_DEFAULTS = {
     "vf_clip_param": 100.0,
     "grad_clip": 5.0,
     "use_kl_loss": False,  # the paper's PPO has no KL penalty
-    "dual_clip": None,  # seeds/004 app. G: set to 3.0 for dual-clip PPO
-    "aux_win_coeff": 0.01,  # app. D: the win-probability head trains with a very small weight
+    "dual_clip": None,  # seeds/004 app. G: c = 3 gives dual-clip PPO ("... are set as 0.2 and 3")
+    "aux_win_coeff": AUX_WIN_COEFF,  # app. D: the win-probability head trains with a very small weight (0.01)
     "adam_beta1": 0.9,  # Table 2
     "adam_beta2": 0.999,  # Table 2
 }
 SCHEDULE_DEFAULTS = {
-    "team_spirit": 0.3,  # Table 2, Baseline
+    "team_spirit": TEAM_SPIRIT,  # Table 2, Baseline (0.3)
     "lr": 5e-5,  # Table 2, Baseline
     "entropy_coeff": 0.01,  # Table 2, Baseline
     "gae_horizon_s": 180.0,  # Table 2, Baseline: GAE horizon 180 s (gamma = 1 - T/H, eq. 3)
@@ -65,9 +66,9 @@ REWARD_DEFAULTS = {
     "normalize": True,  # Table 2 footnote c: rewards divided by a running std (of the discounted returns)
 }
 RESOURCE_DEFAULTS = {
-    "num_env_runners": 2,  # shared/notes/rllib.md section 6: 2 runners x 8 envs was fastest on 2 cores
+    "num_env_runners": 2,  # docs/rllib_notes.md section 6: 2 runners x 8 envs was fastest on 2 cores
     "num_envs_per_env_runner": 8,
-    "torch_threads": 1,  # notes section 9: one torch thread per process on small machines
+    "torch_threads": 1,  # docs/rllib_notes.md section 9: one torch thread per process on small machines
     # torch threads of the learner (0 = all cores): PPO here is synchronous, so the env runners idle while the
     # learner updates and the learner may use every core (2 threads: 1.6x faster updates on 2 cores)
     "learner_threads": 0,
@@ -75,14 +76,27 @@ RESOURCE_DEFAULTS = {
 }
 EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0,
                        "explore": True}  # explore: sample actions as in training (False: the most likely ones)
-TRUESKILL_DEFAULTS = {  # the in-training TrueSkill evaluator (seeds/003 app. J; callbacks/trueskill_evaluator.py)
+TRUESKILL_DEFAULTS = {  # the in-training TrueSkill evaluator (seeds/003 app. J; callbacks/trueskill_rating.py)
     "every": 0,  # rate "main" every N iterations (0 = off)
     "games": 8,  # games per version (750 in the paper; small on CPU)
     "time_limit_s": 600.0,  # game time limit of the rating games (0 = the mode's default)
-    "references": None,  # rated reference pool JSON (app.evaluate --rate-references); None = the shipped one
+    "references": None,  # rated reference pool JSON (app.rate --rate-references); None = the shipped one
     "explore": True,  # sample actions as in training (False: the most likely ones)
-    "cpu_share": DEFAULT_CPU_SHARE,  # of one core: the most the rating games take from training (1.0 = no throttle)
-    "time_limit_outcome": "draw",  # how a capped game counts: "draw" or "points" (app/ratings.TIME_LIMIT_OUTCOMES)
+    # of one core: the most the rating games take from training (1.0 = no throttle); unthrottled, they cost a learner
+    # that uses every core a third of its speed
+    "cpu_share": 0.1,
+    # how a capped game counts: "draw" or "points" (policies/ratings.TIME_LIMIT_OUTCOMES)
+    "time_limit_outcome": DEFAULT_TIME_LIMIT_OUTCOME,
+}
+LEAGUE_DEFAULTS = {  # league play against past versions (seeds/003 app. N; callbacks/league_play.py)
+    "enabled": False,
+    "past_fraction": PAST_OPPONENT_FRACTION,  # app. N / Table 2: 20% of games against past versions
+    "snapshot_every": SNAPSHOT_EVERY_ITERATIONS,  # app. N: the current agent joins every 10 iterations
+    "eta": QUALITY_LEARNING_RATE,  # app. N eq. 14 / Table 2: past opponents learning rate 0.01
+    "slots": 2,  # opponent modules per env runner: with 20% past games and 8 envs, ~1.6 are busy on average
+    # how a game stopped by the time limit counts (policies/ratings.game_score): "draw" (no quality update) or
+    # "points" (won by the team with the higher raw return). Capped games are the rule on one machine
+    "time_limit_outcome": DEFAULT_TIME_LIMIT_OUTCOME,
 }
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
@@ -160,9 +174,11 @@ def validate(raw: dict) -> dict:
     for k in ("train_batch_size", "minibatch_size", "num_epochs"):
         if ppo[k] < 1:
             _bad(f"ppo.{k}", f"must be >= 1, got {ppo[k]}")
-    for k in ("gae_lambda", "adam_beta1", "adam_beta2"):
-        if not 0.0 <= ppo[k] <= 1.0:
-            _bad(f"ppo.{k}", f"must be in [0, 1], got {ppo[k]}")
+    if not 0.0 <= ppo["gae_lambda"] <= 1.0:
+        _bad("ppo.gae_lambda", f"must be in [0, 1], got {ppo['gae_lambda']}")
+    for k in ("adam_beta1", "adam_beta2"):
+        if not 0.0 <= ppo[k] < 1.0:
+            _bad(f"ppo.{k}", f"must be in [0, 1) (Adam's betas), got {ppo[k]}")
     if ppo["minibatch_size"] > ppo["train_batch_size"]:
         _bad("ppo.minibatch_size", f"must be <= ppo.train_batch_size ({ppo['train_batch_size']}), got "
                                    f"{ppo['minibatch_size']}")
@@ -170,7 +186,7 @@ def validate(raw: dict) -> dict:
         _bad("ppo.clip_param", f"must be > 0, got {ppo['clip_param']}")
     if ppo["dual_clip"] is not None and (isinstance(ppo["dual_clip"], bool) or
                                          not isinstance(ppo["dual_clip"], (int, float)) or ppo["dual_clip"] <= 1):
-        _bad("ppo.dual_clip", f"must be null or a number > 1 (the paper uses 3), got {ppo['dual_clip']!r}")
+        _bad("ppo.dual_clip", f"must be null or a number > 1 (seeds/004 uses 3), got {ppo['dual_clip']!r}")
     cfg["ppo"] = ppo
     sched = raw.get("schedules") or {}
     if not isinstance(sched, dict):
@@ -201,7 +217,7 @@ def validate(raw: dict) -> dict:
             _bad("evaluation.opponents", f"unknown agent {o!r}; allowed: {sorted(AGENTS)}")
     cfg["evaluation"] = ev
     cfg["league"] = _validate_league(raw.get("league") or {})
-    cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", "5v5"))
+    cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", EnvConfig.mode))
     stop = raw.get("stop") or {"training_iteration": 10}
     if not isinstance(stop, dict) or not stop:
         _bad("stop", f"must be a non-empty mapping with keys from {list(STOP_KEYS)}")
@@ -256,7 +272,7 @@ def _validate_trueskill(given: dict, mode: str) -> dict:
     if ts["references"] is None:
         ts["references"] = os.path.join(REFERENCES_DIR, f"references_{mode}.json")
     if ts["every"] and not isinstance(ts["references"], str) or not os.path.isfile(ts["references"]):
-        _bad("trueskill.references", f"must be a rated reference pool JSON file (python -m app.evaluate "
+        _bad("trueskill.references", f"must be a rated reference pool JSON file (python -m app.rate "
                                      f"--rate-references), got {ts['references']!r}")
     _check_outcome_rule("trueskill", ts["time_limit_outcome"])
     if ts["every"]:

@@ -10,6 +10,7 @@ returns and module ids). The chunks already returned for training are other refe
 from __future__ import annotations
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.utils.annotations import override
 
 
 class AgentChunkSummary:
@@ -59,6 +60,9 @@ def compact_returned_chunks(env_runner) -> int:
 
 
 class CompactEpisodeChunks(RLlibCallback):
+    """Compacts the runner's kept chunks after every sample() (see the module docstring)."""
+
+    @override(RLlibCallback)
     def on_sample_end(self, *, env_runner=None, **kwargs):
         if env_runner is not None:
             compact_returned_chunks(env_runner)

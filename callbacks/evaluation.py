@@ -7,12 +7,19 @@ from __future__ import annotations
 import time
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.utils.annotations import override
 
-from app.ratings import WIN, enemy_side, game_score, team_margin
+from app.env.moba_env import MobaEnv
+from app.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
+from policies import agents
+from policies.module_agent import ModuleAgent
+from policies.module_ids import MAIN
+from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
 
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 # the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
 EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset")
+SEED_STRIDE = 1000  # the evaluation after iteration i plays games with seeds SEED_STRIDE * i + g
 
 
 def evaluate_module(module, env_config: dict, opponents, games: int, seed: int = 0, explore: bool = True) -> dict:
@@ -22,25 +29,22 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
     per game), the points win rate (games won outright, or drawn at the time limit with the higher raw return: capped
     games are rarely won outright by a young policy) and the buildings (towers, barracks, shrines) each side
     destroyed per game: the margin, points and buildings show progress long before games are won."""
-    from app.env.moba_env import MobaEnv
-    from policies.agents import make_agent, play_game
-    from policies.module_agent import ModuleAgent
     env = MobaEnv({**env_config, "evaluation": True})
     out = {}
     for name in opponents:
         wins = draws = points = 0
         minutes = margin = buildings = lost = 0.0
         for g in range(games):
-            me, other = ModuleAgent(module, explore=explore), make_agent(name, seed + g)
-            side = "radiant" if g % 2 == 0 else "dire"
-            s = play_game(env, *((me, other) if side == "radiant" else (other, me)), seed=seed + g)
+            me, other = ModuleAgent(module, explore=explore), agents.make_agent(name, seed + g)
+            side = side_of_game(g)
+            s = agents.play_game(env, *((me, other) if side == TEAM_NAMES[0] else (other, me)), seed=seed + g)
             wins += s["winner"] == side
-            draws += s["winner"] == "none"
+            draws += s["winner"] == NO_WINNER
             minutes += s["game_time_s"] / 60.0
             enemy = enemy_side(side)
             game_margin = team_margin(side, s["raw_return"])
             margin += game_margin
-            points += game_score(side, s["winner"], game_margin, "points") == WIN
+            points += game_score(side, s["winner"], game_margin, LIMIT_POINTS) == WIN
             buildings += _buildings(s["destroyed_by"][side])
             lost += _buildings(s["destroyed_by"][enemy])
         out[f"win_rate_vs_{name}"] = wins / games
@@ -58,17 +62,17 @@ def _buildings(stats: dict) -> int:
 
 
 class EvaluationCallback(RLlibCallback):
+    @override(RLlibCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
         cfg = algorithm.config.learner_config_dict.get(EVAL_KEY) or {}
-        interval = cfg.get("interval", 0)
-        if not interval or algorithm.iteration % interval != 0:
+        if not cfg.get("interval") or algorithm.iteration % cfg["interval"] != 0:
             return
         t = time.time()
-        module = algorithm.get_module("main")
-        module.set_state(algorithm.learner_group.get_weights(module_ids=["main"])["main"])
-        env_config = {k: v for k, v in algorithm.config.env_config.items() if k in cfg.get("env_keys", ())}
-        env_config["time_limit_s"] = cfg.get("time_limit_s", 0.0)
-        res = evaluate_module(module, env_config, cfg.get("opponents", ["random"]), cfg.get("games", 2),
-                              seed=1000 * algorithm.iteration, explore=cfg.get("explore", True))
+        module = algorithm.get_module(MAIN)
+        module.set_state(algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN])
+        env_config = {k: v for k, v in algorithm.config.env_config.items() if k in cfg["env_keys"]}
+        env_config["time_limit_s"] = cfg["time_limit_s"]
+        res = evaluate_module(module, env_config, cfg["opponents"], cfg["games"],
+                              seed=SEED_STRIDE * algorithm.iteration, explore=cfg["explore"])
         res["wall_s"] = time.time() - t
         result["evaluation_games"] = res

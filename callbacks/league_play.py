@@ -2,21 +2,23 @@
 version of "main", sampled by quality from the opponent pool (policies/league.py).
 
 How it scales. The pool on the driver only knows where each version's weights are: one file per version under
-``<trial dir>/league/`` (paths relative to the trial directory, callbacks/run_dir.py). Every env runner holds a few opponent *slots*, the modules ``league_slot_0`` ..
-``league_slot_{K-1}``, which never train and which the learner never syncs. When a game starts
-(``on_episode_created``, before the env's reset and so before any agent is mapped to a module), the runner draws the
-matchup: self-play with probability 1 - past_fraction, else a past version sampled with p_i proportional to
-exp(q_i), loaded from its file into a free slot (or shared with a game already playing that version; with every slot
-busy the game falls back to self-play and is counted). A runner therefore holds K modules however large the pool is.
+``<trial dir>/league/`` (paths relative to the trial directory, callbacks/trial_files.py). Every env runner holds a
+few opponent *slots*, the modules ``league_slot_0`` .. ``league_slot_{K-1}`` (policies/module_ids.py), which never
+train and which the learner never syncs. When a game starts (``on_episode_created``, before the env's reset and so
+before any agent is mapped to a module), the runner draws the matchup: self-play with probability 1 - past_fraction,
+else a past version sampled with p_i proportional to exp(q_i) (the game keeps its p_i for the quality update),
+loaded from its file into a free slot (or shared with a game already playing that version; with every slot busy the
+game falls back to self-play and is counted). A runner therefore holds K modules however large the pool is.
 The past version plays radiant or dire with equal probability.
 
-Why not ``Algorithm.add_module`` per snapshot (shared/notes/rllib.md section 4): it puts every version in every
+Why not ``Algorithm.add_module`` per snapshot (docs/rllib_notes.md section 4): it puts every version in every
 runner and in the learner. The notes' sync trap does not arise here: slot weights are set on the runner itself by
 ``module.set_state`` from the saved file, and the learner's post-update ``sync_weights`` only carries "main".
 
 Driver side, after every iteration (``on_train_result``):
 
-1. the finished league games (version, result) are pulled from every runner and fed to the pool (eq. 14);
+1. the finished league games (version, main's score, p_i) are pulled from every runner and fed to the pool
+   (eq. 14);
 2. every ``snapshot_every`` iterations the learner's "main" weights are saved and join the pool (q = max q);
 3. the pool's table (version, file, probability) is pushed to the runners;
 4. a row per version is appended to ``<trial dir>/league.csv`` (iteration, version, quality, probability, games,
@@ -31,42 +33,25 @@ import time
 
 import numpy as np
 import torch
-from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.utils.annotations import override
 
-from app.ratings import LOSS, WIN, enemy_side, game_score, team_margin
+from app.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_agent
 from callbacks.metrics import RAW_RETURN_KEY
-from callbacks.run_dir import append_csv_rows, trial_dir
-from policies.league import (PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS,
-                             OpponentPool)
+from callbacks.trial_files import TrialFilesCallback, append_csv_rows
+from policies.league import OpponentPool
+from policies.module_ids import MAIN, SLOT_PREFIX
+from policies.ratings import DEFAULT_TIME_LIMIT_OUTCOME, DRAW, LOSS, WIN, game_score, team_margin
 
 LEAGUE_KEY = "five_league"  # settings in config.learner_config_dict; the matchup in episode.custom_data
-MAIN = "main"
-SLOT_PREFIX = "league_slot_"
-DEFAULT_SLOTS = 2  # opponent modules per env runner: with 20% past games and 8 envs, ~1.6 are busy on average
 WEIGHTS_DIR = "league"
 CSV_NAME = "league.csv"
 CSV_COLUMNS = ("iteration", "version", "snapshot_iteration", "quality", "probability", "games", "current_wins")
-
-LEAGUE_DEFAULTS = {
-    "enabled": False,
-    "past_fraction": PAST_OPPONENT_FRACTION,  # app. N / Table 2: 20% of games against past versions
-    "snapshot_every": SNAPSHOT_EVERY_ITERATIONS,  # app. N: the current agent joins every 10 iterations
-    "eta": QUALITY_LEARNING_RATE,  # app. N eq. 14 / Table 2: past opponents learning rate 0.01
-    "slots": DEFAULT_SLOTS,
-    # how a game stopped by the time limit counts (app/ratings.game_score): "draw" (no quality update) or "points"
-    # (won by the team with the higher raw return). Capped games are the rule on one machine
-    "time_limit_outcome": "draw",
-}
-
-
-def slot_module_ids(slots: int) -> list[str]:
-    return [f"{SLOT_PREFIX}{j}" for j in range(slots)]
 
 
 def league_mapping_fn(agent_id, episode, **kwargs):
     """Agents of the side a past version plays map to its slot; every other agent to "main"."""
     m = getattr(episode, "custom_data", {}).get(LEAGUE_KEY)
-    if m is not None and m["module"] is not None and agent_id.startswith(m["side"]):
+    if m is not None and m["module"] is not None and side_of_agent(agent_id) == m["side"]:
         return m["module"]
     return MAIN
 
@@ -82,11 +67,12 @@ def load_weights(path: str) -> dict:
     return torch.load(path, weights_only=False)
 
 
-# ---- env runner side ---------------------------------------------------------------------------------------------------
+# ---- env runner side -------------------------------------------------------------------------------------------------
 class RunnerLeague:
     """One env runner's league state: the pool table it samples from, its slots and the results not yet collected."""
 
-    def __init__(self, slots: int, past_fraction: float, seed: int, time_limit_outcome: str = "draw"):
+    def __init__(self, slots: int, past_fraction: float, seed: int,
+                 time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME):
         self.slot_version: list[int | None] = [None] * slots
         self.slot_users: list[set] = [set() for _ in range(slots)]
         self.env_slot: dict[int, int] = {}
@@ -94,7 +80,7 @@ class RunnerLeague:
         self.past_fraction = past_fraction
         self.time_limit_outcome = time_limit_outcome
         self.rng = np.random.default_rng(seed)
-        self.results: list[tuple[int, str]] = []  # (version, "win" | "loss" | "draw" of main)
+        self.results: list[tuple[int, float, float]] = []  # (version, main's score, the version's sampled p_i)
         self.loads = self.fallbacks = 0
 
     def set_table(self, versions, paths, probs):
@@ -107,13 +93,14 @@ class RunnerLeague:
 
     def draw(self, env_index: int, load) -> dict | None:
         """The matchup of the game starting in env `env_index`: None for self-play, else {"version", "module",
-        "side"}. `load(slot, path)` puts a version's weights into a slot module."""
+        "side", "probability"} (the probability with which the version was drawn, p_i of eq. 14). `load(slot, path)`
+        puts a version's weights into a slot module."""
         self.release(env_index)
         if not self.versions or self.rng.random() >= self.past_fraction:
             return None
         i = int(self.rng.choice(len(self.versions), p=self.probs))
         version = self.versions[i]
-        side = "radiant" if self.rng.random() < 0.5 else "dire"
+        side = TEAM_NAMES[int(self.rng.random() >= 0.5)]
         j = next((j for j, v in enumerate(self.slot_version) if v == version), None)
         if j is None:
             j = next((j for j, users in enumerate(self.slot_users) if not users), None)
@@ -125,7 +112,8 @@ class RunnerLeague:
             self.loads += 1
         self.slot_users[j].add(env_index)
         self.env_slot[env_index] = j
-        return {"version": version, "module": f"{SLOT_PREFIX}{j}", "side": side}
+        return {"version": version, "module": f"{SLOT_PREFIX}{j}", "side": side,
+                "probability": float(self.probs[i])}
 
     def drain(self) -> dict:
         out = {"results": self.results, "loads": self.loads, "fallbacks": self.fallbacks,
@@ -143,7 +131,7 @@ def runner_league(env_runner) -> RunnerLeague | None:
             return None
         seed = (env_runner.config.seed or 0) * 1009 + getattr(env_runner, "worker_index", 0)
         league = env_runner._five_league = RunnerLeague(cfg["slots"], cfg["past_fraction"], seed,
-                                                        cfg.get("time_limit_outcome", "draw"))
+                                                        cfg["time_limit_outcome"])
     return league
 
 
@@ -165,31 +153,31 @@ def install_table(env_runner, table, forget_slots: bool = False) -> int:
     return len(table[0])
 
 
-def _winner(episode) -> str | None:
+def _winner(episode) -> str:
     for info in episode.get_infos(-1).values():
         if "winner" in info:
             return info["winner"]
-    return None
+    return NO_WINNER
 
 
-def main_outcome(episode, past_side: str, time_limit_outcome: str) -> str:
-    """"win", "loss" or "draw" of "main" in a finished game against a past version playing `past_side`. A game stopped
-    by the time limit is scored by `time_limit_outcome` from the teams' raw returns (GameMetricsCallback keeps them in
-    episode.custom_data; without them it is a draw)."""
+def main_score(episode, past_side: str, time_limit_outcome: str) -> float:
+    """The score (ratings.WIN, LOSS or DRAW) of "main" in a finished game against a past version playing
+    `past_side`. A game stopped by the time limit is scored by `time_limit_outcome` from the teams' raw returns
+    (GameMetricsCallback keeps them in episode.custom_data; without them it is a draw)."""
     main_side = enemy_side(past_side)
     margin = team_margin(main_side, episode.custom_data.get(RAW_RETURN_KEY) or {})
-    score = game_score(main_side, _winner(episode), margin, time_limit_outcome)
-    return "win" if score == WIN else ("loss" if score == LOSS else "draw")
+    return game_score(main_side, _winner(episode), margin, time_limit_outcome)
 
 
-# ---- driver side -------------------------------------------------------------------------------------------------------
+# ---- driver side -----------------------------------------------------------------------------------------------------
 def league_settings(config) -> dict:
     cfg = config.learner_config_dict.get(LEAGUE_KEY) or {}
     return cfg if cfg.get("enabled") else {}
 
 
-class LeagueCallback(RLlibCallback):
+class LeagueCallback(TrialFilesCallback):
     # -- env runners --
+    @override(TrialFilesCallback)
     def on_episode_created(self, *, episode, env_runner=None, env_index=0, **kwargs):
         league = runner_league(env_runner) if env_runner is not None else None
         if league is None:
@@ -202,6 +190,7 @@ class LeagueCallback(RLlibCallback):
         if matchup is not None:
             episode.custom_data[LEAGUE_KEY] = matchup
 
+    @override(TrialFilesCallback)
     def on_episode_end(self, *, episode, env_runner=None, env_index=0, **kwargs):
         league = runner_league(env_runner) if env_runner is not None else None
         if league is None:
@@ -210,14 +199,17 @@ class LeagueCallback(RLlibCallback):
         m = episode.custom_data.get(LEAGUE_KEY)
         if m is None:
             return
-        league.results.append((m["version"], main_outcome(episode, m["side"], league.time_limit_outcome)))
+        league.results.append((m["version"], main_score(episode, m["side"], league.time_limit_outcome),
+                               m["probability"]))
 
     # -- driver --
+    @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         cfg = league_settings(algorithm.config)
         if cfg:
             algorithm._five_pool = OpponentPool(cfg["eta"], cfg["past_fraction"], cfg["snapshot_every"])
 
+    @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         if not league_settings(algorithm.config):
             return
@@ -227,6 +219,7 @@ class LeagueCallback(RLlibCallback):
             algorithm._five_pool = OpponentPool.from_state_dict(state)
             push_table(algorithm, forget_slots=True)
 
+    @override(TrialFilesCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
         pool = getattr(algorithm, "_five_pool", None)
         if pool is None:
@@ -234,18 +227,18 @@ class LeagueCallback(RLlibCallback):
         t0 = time.time()
         it = algorithm.iteration
         collected = algorithm.env_runner_group.foreach_env_runner(collect_from_runner, local_env_runner=True)
-        counts = {"win": 0, "loss": 0, "draw": 0}
+        counts = {WIN: 0, LOSS: 0, DRAW: 0}
         for part in collected:
-            for version, outcome in part["results"]:
-                pool.record(version, outcome == "win")
-                counts[outcome] += 1
+            for version, score, probability in part["results"]:
+                pool.record(version, score == WIN, probability)
+                counts[score] += 1
         if pool.due(it):
             relative = os.path.join(WEIGHTS_DIR, f"version_{len(pool) + 1:05d}_iter_{it}.pt")
             save_weights(algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN],
-                         os.path.join(trial_dir(algorithm), relative))
+                         self.trial_path(algorithm, relative))
             pool.add(it, relative)
         push_table(algorithm)
-        append_csv_rows(os.path.join(trial_dir(algorithm), CSV_NAME), CSV_COLUMNS, [
+        append_csv_rows(self.trial_path(algorithm, CSV_NAME), CSV_COLUMNS, [
             {"iteration": it, "version": r["version"], "snapshot_iteration": r["iteration"], "quality": r["quality"],
              "probability": r["probability"], "games": r["games"], "current_wins": r["current_wins"]}
             for r in pool.rows()])
@@ -253,8 +246,8 @@ class LeagueCallback(RLlibCallback):
         algorithm.learner_group.foreach_learner(lambda learner: learner.set_league_state(state))
         games = sum(counts.values())
         result["league"] = {
-            "versions": len(pool), "past_games": games, "past_wins": counts["win"], "past_draws": counts["draw"],
-            "past_win_rate": counts["win"] / games if games else float("nan"),
+            "versions": len(pool), "past_games": games, "past_wins": counts[WIN], "past_draws": counts[DRAW],
+            "past_win_rate": counts[WIN] / games if games else float("nan"),
             "slot_loads": sum(p["loads"] for p in collected),
             "slot_fallbacks": sum(p["fallbacks"] for p in collected),
             "max_quality": max((v.quality for v in pool.versions), default=float("nan")),
@@ -264,7 +257,7 @@ class LeagueCallback(RLlibCallback):
 
 
 def push_table(algorithm, forget_slots: bool = False):
-    pool, root = algorithm._five_pool, trial_dir(algorithm)
+    pool, root = algorithm._five_pool, TrialFilesCallback.trial_dir(algorithm)
     table = ([v.version for v in pool.versions], [os.path.join(root, v.weights_path) for v in pool.versions],
              pool.probabilities().tolist())
     algorithm.env_runner_group.foreach_env_runner(lambda er: install_table(er, table, forget_slots),

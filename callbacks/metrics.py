@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.utils.annotations import override
 
 from app.env.rewards import SIGNALS
+from app.game.teams import NO_WINNER, TEAM_NAMES, WINNER_NAMES, side_of_agent
+from policies.five_learner import SAMPLES_OPTIMIZED
+from policies.module_ids import MAIN
 
 SIGNAL_KEY = "signal_reward"  # env_runners/signal_reward/<signal>: weighted reward summed over heroes and steps
 HERO_SECONDS_KEY = "hero_game_seconds"  # env_runners/hero_game_seconds: the hero-seconds those sums cover
-RAW_RETURN_KEY = "raw_return"  # episode.custom_data: {"radiant": x, "dire": y}, each team's raw return so far
+RAW_RETURN_KEY = "raw_return"  # episode.custom_data: {side: the team's raw return so far}
 
 
 def signal_rates(env_runner_results: dict) -> dict:
@@ -29,13 +33,14 @@ class GameMetricsCallback(RLlibCallback):
         self._signal_sums = np.zeros(len(SIGNALS))
         self._hero_seconds = 0.0
 
+    @override(RLlibCallback)
     def on_episode_step(self, *, episode, **kwargs):
         infos = episode.get_infos(-1)
-        raw = episode.custom_data.setdefault(RAW_RETURN_KEY, {"radiant": 0.0, "dire": 0.0})
+        raw = episode.custom_data.setdefault(RAW_RETURN_KEY, {side: 0.0 for side in TEAM_NAMES})
         heroes, game_time = 0, None
         for aid, info in infos.items():
             if "raw_reward" in info:
-                raw["radiant" if aid.startswith("radiant") else "dire"] += info["raw_reward"]
+                raw[side_of_agent(aid)] += info["raw_reward"]
             if "reward_signals" in info:
                 rs = info["reward_signals"]  # by name: a remote game may send them in another order
                 self._signal_sums += [rs.get(name, 0.0) for name in SIGNALS]
@@ -48,9 +53,10 @@ class GameMetricsCallback(RLlibCallback):
             self._hero_seconds += heroes * (game_time - episode.custom_data.get("last_game_time_s", 0.0))
             episode.custom_data["last_game_time_s"] = game_time
 
+    @override(RLlibCallback)
     def on_episode_end(self, *, episode, metrics_logger, **kwargs):
-        winner = episode.custom_data.get("winner", "none")
-        for name in ("radiant", "dire", "none"):
+        winner = episode.custom_data.get("winner", NO_WINNER)
+        for name in WINNER_NAMES:
             metrics_logger.log_value(f"win_rate_{name}", float(winner == name), reduce="mean", window=100)
         if "game_time_s" in episode.custom_data:
             metrics_logger.log_value("game_time_s", episode.custom_data["game_time_s"], reduce="mean", window=100)
@@ -58,6 +64,7 @@ class GameMetricsCallback(RLlibCallback):
         for team, v in raw.items():
             metrics_logger.log_value(f"raw_return_{team}", v, reduce="mean", window=100)
 
+    @override(RLlibCallback)
     def on_sample_end(self, *, metrics_logger=None, **kwargs):
         if metrics_logger is None or self._hero_seconds <= 0.0:
             return
@@ -67,9 +74,10 @@ class GameMetricsCallback(RLlibCallback):
         self._signal_sums[:] = 0.0
         self._hero_seconds = 0.0
 
+    @override(RLlibCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
-        trained = result.get("learners", {}).get("main", {}).get("samples_optimized")
+        trained = result.get("learners", {}).get(MAIN, {}).get(SAMPLES_OPTIMIZED)
         sampled = result.get("env_runners", {}).get("num_module_steps_sampled", {})
-        sampled = sampled.get("main") if isinstance(sampled, dict) else None
+        sampled = sampled.get(MAIN) if isinstance(sampled, dict) else None
         if trained and sampled:
             result["sample_reuse"] = trained / sampled

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from app.game.constants import TICKS_PER_SECOND
@@ -85,7 +86,7 @@ def _set_team_spirit(env_runner, tau):
 class ScheduleCallback(RLlibCallback):
     def _apply(self, algorithm, iteration: int) -> dict:
         cfg = algorithm.config.learner_config_dict
-        schedules, frameskip = cfg[SCHEDULES_KEY], cfg.get("frameskip", 4)
+        schedules, frameskip = cfg[SCHEDULES_KEY], cfg["frameskip"]
         env_steps = int(algorithm.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
         vals = schedule_values(schedules, iteration, env_steps, frameskip)
         learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma") if k in vals}
@@ -98,12 +99,15 @@ class ScheduleCallback(RLlibCallback):
         algorithm._five_schedule_values = vals
         return vals
 
+    @override(RLlibCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         self._apply(algorithm, algorithm.iteration)
 
+    @override(RLlibCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         self._apply(algorithm, algorithm.iteration)
 
+    @override(RLlibCallback)
     def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, is_evaluation,
                                  **kwargs):
         vals = getattr(algorithm, "_five_schedule_values", None) or self._apply(algorithm, algorithm.iteration)
@@ -112,6 +116,7 @@ class ScheduleCallback(RLlibCallback):
             env_runner_group.foreach_env_runner(lambda er: _set_team_spirit(er, tau), remote_worker_ids=
                                                 env_runner_indices, local_env_runner=False)
 
+    @override(RLlibCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
         result["schedule"] = dict(getattr(algorithm, "_five_schedule_values", {}))
         self._apply(algorithm, algorithm.iteration)  # values for the next iteration

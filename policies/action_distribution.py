@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
-
 from ray.rllib.core.distribution.distribution import Distribution
+from ray.rllib.utils.annotations import override
 
-ACTION_KEYS = ("primary", "delay", "target_unit", "offset_x", "offset_y")
+from app.env.actions import N_OFFSETS
+from app.game.constants import N_DELAYS
 
 
 def _entropy(logits):
@@ -36,8 +37,8 @@ def _pick(logits, idx):
 class FiveActionDistribution(Distribution):
     n_primary: int = 0
     max_units: int = 0
-    n_delay: int = 4
-    n_offset: int = 9
+    n_delay: int = N_DELAYS
+    n_offset: int = N_OFFSETS
 
     def __init__(self, primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset, deterministic=False):
         self.primary, self.unit, self.delay = primary, unit, delay
@@ -58,10 +59,12 @@ class FiveActionDistribution(Distribution):
                 ("offset_y", cls.n_offset), ("reads_unit", p), ("reads_offset", p))
 
     @classmethod
+    @override(Distribution)
     def required_input_dim(cls, space=None, **kwargs) -> int:
         return sum(n for _, n in cls.input_layout())
 
     @classmethod
+    @override(Distribution)
     def from_logits(cls, logits, **kwargs) -> "FiveActionDistribution":
         parts = dict(zip([k for k, _ in cls.input_layout()],
                          torch.split(logits, [n for _, n in cls.input_layout()], dim=-1)))
@@ -76,6 +79,7 @@ class FiveActionDistribution(Distribution):
         return torch.cat([primary, unit.flatten(-2), delay, offset_x, offset_y, reads_unit.float(),
                           reads_offset.float()], dim=-1)
 
+    @override(Distribution)
     def to_deterministic(self) -> "FiveActionDistribution":
         return type(self)(self.primary, self.unit, self.delay, self.offset_x, self.offset_y, self.reads_unit,
                           self.reads_offset, deterministic=True)
@@ -95,6 +99,7 @@ class FiveActionDistribution(Distribution):
         return torch.distributions.Categorical(logits=logits).sample()
 
     # ---- Distribution API --------------------------------------------------------------------------------------------
+    @override(Distribution)
     def sample(self, *, sample_shape=None, return_logp: bool = False, **kwargs):
         p = self._draw(self.primary)
         action = {"primary": p, "delay": self._draw(self.delay), "target_unit": self._draw(self._unit_logits_of(p)),
@@ -103,9 +108,11 @@ class FiveActionDistribution(Distribution):
             return action, self.logp(action)
         return action
 
+    @override(Distribution)
     def rsample(self, *, sample_shape=None, return_logp: bool = False, **kwargs):
         raise NotImplementedError("a categorical action has no reparameterized sample")
 
+    @override(Distribution)
     def logp(self, value, **kwargs):
         p = value["primary"]
         ru, ro = self._reads(p)
@@ -114,6 +121,7 @@ class FiveActionDistribution(Distribution):
         off = _pick(self.offset_x, value["offset_x"]) + _pick(self.offset_y, value["offset_y"])
         return lp + torch.where(ro, off, torch.zeros_like(lp))
 
+    @override(Distribution)
     def entropy(self, **kwargs):
         """H(primary) + H(delay) + sum_p pi(p) [reads unit] H(unit | p) + sum_p pi(p) [reads offset] H(offsets):
         the exact entropy of the action, counting only the parameters each primary action reads."""
@@ -123,6 +131,7 @@ class FiveActionDistribution(Distribution):
         h_off = _entropy(self.offset_x) + _entropy(self.offset_y)
         return h + (prob * self.reads_offset).sum(-1) * h_off
 
+    @override(Distribution)
     def kl(self, other: "FiveActionDistribution", **kwargs):
         prob = F.softmax(self.primary, -1)
         k = _kl(self.primary, other.primary) + _kl(self.delay, other.delay)

@@ -5,6 +5,8 @@ both dicts are keyed by the team's agent ids.
 """
 from __future__ import annotations
 
+from app.env.actions import NOOP_ACTION
+from app.game.teams import TEAM_NAMES, side_of_agent
 from policies.scripted import RandomAgent, ScriptedAgent
 
 
@@ -18,7 +20,7 @@ class NoopAgent:
         pass
 
     def act(self, observations: dict) -> dict:
-        return {a: {"primary": 0, "delay": 0, "target_unit": 0, "offset_x": 4, "offset_y": 4} for a in observations}
+        return {a: dict(NOOP_ACTION) for a in observations}
 
 
 AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent, "noop": NoopAgent}
@@ -36,8 +38,8 @@ def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:
     raw (shaped, Table 6) reward under "raw_return". `on_step(env)` is called after reset and after every step
     (progress, replays)."""
     obs, _ = env.reset(seed=seed)
-    teams = {"radiant": radiant, "dire": dire}
-    ids = {t: [a for a in env.possible_agents if a.startswith(t)] for t in teams}
+    teams = dict(zip(TEAM_NAMES, (radiant, dire)))
+    ids = {t: [a for a in env.possible_agents if side_of_agent(a) == t] for t in teams}
     for t, agent in teams.items():
         agent.reset(ids[t])
     if on_step:

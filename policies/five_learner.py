@@ -8,9 +8,12 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
 - the opponent pool's state rides in the learner's state (``league_state``), so that checkpoints carry it;
 - ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient and the
-  GAE discount.
+  GAE discount;
+- Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
 
-Settings come from ``config.learner_config_dict``: ``dual_clip`` (None or c), ``aux_win_coeff``.
+Settings come from ``config.learner_config_dict`` (the ``ppo:`` and ``resources:`` sections of a run config,
+app/train_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``adam_beta1``, ``adam_beta2``,
+``learner_threads``.
 """
 from __future__ import annotations
 
@@ -18,7 +21,6 @@ import os
 
 import torch
 import torch.nn.functional as F
-
 from ray.rllib.algorithms.ppo.ppo import (LEARNER_RESULTS_KL_KEY, LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY,
                                           LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY)
 from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
@@ -26,13 +28,13 @@ from ray.rllib.connectors.learner import GeneralAdvantageEstimation
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.learner import ENTROPY_KEY, POLICY_LOSS_KEY, VF_LOSS_KEY
 from ray.rllib.evaluation.postprocessing import Postprocessing
+from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import explained_variance
 
-from callbacks.win_label import WIN_LABEL
 from policies.five_module import WIN_LOGIT
+from policies.win_label import WIN_LABEL
 
-DUAL_CLIP_C = 3.0  # seeds/004 app. G: "the two clipping hyperparameters ... are set as 0.2 and 3"
 LEAGUE_STATE_KEY = "five_league_pool"
 SAMPLES_OPTIMIZED = "samples_optimized"
 AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
@@ -47,11 +49,22 @@ def dual_clip_surrogate(adv, ratio, clip: float, dual_clip: float | None):
 
 
 class FivePPOLearner(PPOTorchLearner):
+    @override(PPOTorchLearner)
     def build(self):
         super().build()
         self._five_entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
         self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
 
+    @override(PPOTorchLearner)
+    def configure_optimizers_for_module(self, module_id, config=None):
+        """RLlib's Adam, with the run config's betas (Table 2: 0.9, 0.999); the learning rate is RLlib's (constant,
+        or set per iteration by the lr schedule)."""
+        params = self.get_parameters(self._module[module_id])
+        extra = config.learner_config_dict
+        optimizer = torch.optim.Adam(params, betas=(extra["adam_beta1"], extra["adam_beta2"]))
+        self.register_optimizer(module_id=module_id, optimizer=optimizer, params=params, lr_or_lr_schedule=config.lr)
+
+    @override(PPOTorchLearner)
     def update(self, *args, **kwargs):
         """RLlib's update, minus the results of modules that do not train (the league's opponent slots): PPO syncs
         the weights of every module named in the results to the env runners, which would overwrite the past
@@ -75,12 +88,14 @@ class FivePPOLearner(PPOTorchLearner):
     def set_league_state(self, state):
         self.league_state = state
 
+    @override(PPOTorchLearner)
     def get_state(self, *args, **kwargs):
         state = super().get_state(*args, **kwargs)
         if self.league_state is not None:
             state[LEAGUE_STATE_KEY] = self.league_state
         return state
 
+    @override(PPOTorchLearner)
     def set_state(self, state):
         super().set_state(state)
         if LEAGUE_STATE_KEY in state:
@@ -106,7 +121,8 @@ class FivePPOLearner(PPOTorchLearner):
         return {"lr": float(lrs[0]) if lrs else None, "entropy_coeff": self._five_entropy_coeff,
                 "gamma": float(gammas[0]) if gammas else None}
 
-    # ---- loss ----------------------------------------------------------------------------------------------------------
+    # ---- loss --------------------------------------------------------------------------------------------------------
+    @override(PPOTorchLearner)
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         module = self.module[module_id].unwrapped()
         extra = config.learner_config_dict
@@ -152,11 +168,10 @@ class FivePPOLearner(PPOTorchLearner):
         else:
             kl = torch.tensor(0.0)
 
-        aux_coeff = extra.get("aux_win_coeff", AUX_WIN_COEFF)
         if WIN_LOGIT in fwd_out and WIN_LABEL in batch:
             aux = masked_mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL],
                                                                  reduction="none"))
-            total = total + aux_coeff * aux
+            total = total + extra["aux_win_coeff"] * aux
             self.metrics.log_value((module_id, "aux_win_loss"), aux.item(), window=1)
 
         self.metrics.log_dict({

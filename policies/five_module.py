@@ -17,7 +17,7 @@ Per hero (one row of the batch), at each time step:
    and offsets by linear heads; the value; an auxiliary win-probability logit (app. D).
 
 Masking uses a large negative number, never -inf, and no-op is always legal (zero-padded LSTM steps would
-otherwise turn the gradients into NaN; shared/notes/rllib.md section 2).
+otherwise turn the gradients into NaN; docs/rllib_notes.md section 2).
 """
 from __future__ import annotations
 
@@ -25,14 +25,14 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import torch
-from torch import nn
-
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.utils.annotations import override
+from torch import nn
 
-from app.env.actions import N_PRIMARY
-from app.env.observation import MINIMAP_CHANNELS, MINIMAP_N, N_ACTION_IDS, UNIT_FEATURES
+from app.env.actions import N_OFFSETS, N_PRIMARY
+from app.env.observation import MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, UNIT_IS_ENEMY
 from app.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from app.game.constants import N_DELAYS, N_UNIT_TYPES
 from app.game.heroes import HEROES
@@ -44,7 +44,6 @@ MASK_VALUE = -1e9  # masked logits: a large negative number, never -inf
 WIN_LOGIT = "win_logit"
 WIN_PROB = "win_prob"
 CROSS_HERO_POOL_FRACTION = 0.25  # app. H: max-pool the first 25% of the vector across the five replicas
-IS_ENEMY = [name for name, _, _ in UNIT_FEATURES].index("is_enemy")
 
 
 @dataclass
@@ -96,6 +95,7 @@ def _masked_max_nonneg(x, mask, dim):
 class FiveRLModule(TorchRLModule, ValueFunctionAPI):
     """model_config: the FiveModelConfig fields (dict)."""
 
+    @override(TorchRLModule)
     def setup(self):
         cfg = FiveModelConfig.from_dict({k: v for k, v in (self.model_config or {}).items()
                                          if k in {f.name for f in fields(FiveModelConfig)}})
@@ -108,7 +108,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.norm = nn.ModuleDict({
             "global": RunningNorm(sp["global"].shape[0]), "units": RunningNorm(n_unit),
             "heroes": RunningNorm(n_hero_feat),
-            "private_minimap": RunningNorm(len(MINIMAP_CHANNELS) * MINIMAP_N * MINIMAP_N),
+            "private_minimap": RunningNorm(N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N),
             "private_lanes": RunningNorm(sp["private_lanes"].shape[1])})
         self.unit_type_emb = nn.Embedding(N_UNIT_TYPES + 1, e)
         self.unit_mlp = _mlp([n_unit + e, 128, cfg.unit_embed])
@@ -117,9 +117,9 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.hero_mlp = _mlp([n_hero_feat + 2 * e, 128, cfg.hero_embed])
         self.global_mlp = _mlp([sp["global"].shape[0], cfg.global_embed])
         n_prev = sp["private_prev_action"].shape[1]
-        self.prev_emb = nn.ModuleList([nn.Embedding(n, e) for n in (N_PRIMARY, N_DELAYS, self.max_units, 9, 9)][
-                                      :n_prev])
-        mini = len(MINIMAP_CHANNELS) * MINIMAP_N * MINIMAP_N
+        sizes = (N_PRIMARY, N_DELAYS, self.max_units, N_OFFSETS, N_OFFSETS)  # the action parameters, ACTION_KEYS order
+        self.prev_emb = nn.ModuleList([nn.Embedding(n, e) for n in sizes][:n_prev])
+        mini = N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N
         self.private_mlp = _mlp([mini + sp["private_lanes"].shape[1] + n_prev * e, 128, cfg.private_embed])
         state_size = cfg.global_embed + 2 * cfg.unit_embed + 2 * cfg.hero_embed
         self.replica_fc = _mlp([state_size + cfg.private_embed + cfg.unit_embed, cfg.replica_size])
@@ -142,19 +142,24 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.register_buffer("reads_offset_table", torch.tensor(TARGET_TYPE_READS_OFFSET, dtype=torch.bool),
                              persistent=False)
 
-    # ---- RLlib plumbing ------------------------------------------------------------------------------------------------
+    # ---- RLlib plumbing ----------------------------------------------------------------------------------------------
+    @override(TorchRLModule)
     def get_initial_state(self):
         return {"h": np.zeros(self.cfg.lstm_size, np.float32), "c": np.zeros(self.cfg.lstm_size, np.float32)}
 
+    @override(TorchRLModule)
     def get_inference_action_dist_cls(self):
         return self.action_dist_cls
 
+    @override(TorchRLModule)
     def get_exploration_action_dist_cls(self):
         return self.action_dist_cls
 
+    @override(TorchRLModule)
     def get_train_action_dist_cls(self):
         return self.action_dist_cls
 
+    @override(TorchRLModule)
     def _forward(self, batch, **kwargs):
         out, emb, state = self._core(batch)
         win_logit = self.win_head(emb).squeeze(-1)
@@ -162,6 +167,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         out[WIN_PROB] = torch.sigmoid(win_logit)
         return out
 
+    @override(TorchRLModule)
     def _forward_train(self, batch, **kwargs):
         out, emb, state = self._core(batch)
         out[Columns.STATE_OUT] = state
@@ -169,12 +175,13 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         out[WIN_LOGIT] = self.win_head(emb).squeeze(-1)
         return out
 
+    @override(ValueFunctionAPI)
     def compute_values(self, batch, embeddings=None):
         if embeddings is None:
             _, embeddings, _ = self._core(batch, heads=False)
         return self.value_head(embeddings).squeeze(-1)
 
-    # ---- the network ---------------------------------------------------------------------------------------------------
+    # ---- the network -------------------------------------------------------------------------------------------------
     @torch.no_grad()
     def update_normalizers(self, obs: dict, loss_mask: torch.Tensor | None):
         """Adds the float observations of the valid time steps to the running statistics (learner only)."""
@@ -194,7 +201,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         valid = obs["unit_valid"] > 0
         u_in = torch.cat([units, self.unit_type_emb(obs["unit_type"].long())], -1)
         unit_emb = self.unit_mlp(u_in)
-        enemy = valid & (obs["units"][..., IS_ENEMY] > 0.5)
+        enemy = valid & (obs["units"][..., UNIT_IS_ENEMY] > 0.5)
         pooled_units = torch.cat([_masked_max_nonneg(unit_emb, valid, -2), _masked_max_nonneg(unit_emb, enemy, -2)], -1)
         heroes = self.norm["heroes"](obs["heroes"])
         items = self.item_emb(obs["hero_items"].long()).sum(-2)

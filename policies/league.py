@@ -3,7 +3,10 @@
 80% of games are played against the latest parameters, 20% against past versions. Each past version i = 1..N has a
 quality q_i and is sampled with probability p_i proportional to exp(q_i). Every 10 iterations the current agent
 joins the pool with q = max of the existing qualities. After a game in which the current agent beats past version i,
-q_i <- q_i - eta / (N p_i) with eta = 0.01 (eq. 14); no update when the past version wins.
+q_i <- q_i - eta / (N p_i) with eta = 0.01 (eq. 14), p_i the probability with which i was sampled for that game; no
+update when the past version wins. Several results recorded one after another each use their own game's p_i, never
+the probability the previous update left (which would shrink with every win and run a quality away to -inf). A
+quality stays within QUALITY_RANGE of the best one, so that every quality is finite and every probability positive.
 
 Pure Python and numpy: the pool only knows where each version's weights are (``weights_path``), never the weights
 themselves, so it stays small however many versions it holds. ``state_dict`` / ``from_state_dict`` carry it through
@@ -18,6 +21,9 @@ import numpy as np
 PAST_OPPONENT_FRACTION = 0.2  # app. N: 20% of games against past versions (Table 2: "Past opponents 20%")
 QUALITY_LEARNING_RATE = 0.01  # app. N, eq. 14: eta (Table 2: "Past Opponents Learning Rate 0.01")
 SNAPSHOT_EVERY_ITERATIONS = 10  # app. N: "every 10 iterations we add the current agent to past opponent pool"
+# the most a quality may fall below the best one: exp(-QUALITY_RANGE) is still a positive (normal) float64, so no
+# version's probability underflows to 0 and every quality stays finite (JSON-safe in checkpoints and league.csv)
+QUALITY_RANGE = 700.0
 
 
 @dataclass
@@ -84,8 +90,13 @@ class OpponentPool:
         return self.versions[int(rng.choice(len(self.versions), p=self.probabilities()))].version
 
     # ---- results -----------------------------------------------------------------------------------------------------
-    def record(self, version: int, current_won: bool) -> float:
-        """A finished game against a past version. Returns the quality change (eq. 14; 0 when the past one won)."""
+    def record(self, version: int, current_won: bool, sampled_probability: float) -> float:
+        """A finished game against a past version, which was drawn with `sampled_probability` (its p_i in the table
+        the game was sampled from). Returns the quality change (eq. 14; 0 when the past one won)."""
+        sampled_probability = float(sampled_probability)  # a Python float: a huge step is inf, never a warning
+        if not 0.0 < sampled_probability <= 1.0:
+            raise ValueError(f"sampled_probability must be in (0, 1] (the version was drawn with it), got "
+                             f"{sampled_probability!r}")
         idx = self._by_version.get(version)
         if idx is None:
             return 0.0  # a version evicted since the game started: nothing to update
@@ -94,9 +105,9 @@ class OpponentPool:
         if not current_won:
             return 0.0
         v.current_wins += 1
-        p = self.probabilities()[idx]
-        delta = -self.eta / (len(self.versions) * p)
-        v.quality += delta
+        floor = max(u.quality for u in self.versions) - QUALITY_RANGE
+        new = max(v.quality - self.eta / (len(self.versions) * sampled_probability), floor)
+        delta, v.quality = new - v.quality, new
         return delta
 
     # ---- persistence and reporting -----------------------------------------------------------------------------------

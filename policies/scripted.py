@@ -13,24 +13,28 @@ import math
 
 import numpy as np
 
-from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS,
+from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS, NOOP_ACTION,
                              OFFSET_STEP_CASTER, OFFSET_STEP_WARD)
-from app.env.observation import UNIT_FEATURES, HERO_FEATURES
-from app.game.abilities import (AREA_CIRCLE_SELF, TARGET_TYPE_READS_UNIT, EFFECT_BLINK, EFFECT_DAMAGE, EFFECT_DAMAGE_BUFF, EFFECT_DOT,
-                                EFFECT_HEAL, EFFECT_REGEN, EFFECT_SHIELD, EFFECT_SLOW, EFFECT_STUN, TT_NO_TARGET,
-                                TT_POINT, TT_UNIT, TT_UNIT_OFFSET, UK_ALLY, UK_ATTACK, UK_ENEMY, UK_TELEPORT)
-from app.game.constants import (LANE_BOT, LANE_MID, LANE_TOP, UT_ANCIENT,
-                                UT_CREEP_MELEE, UT_CREEP_RANGED, UT_FOUNTAIN, UT_HERO, UT_TOWER)
+from app.env.observation import (GLOBAL_IS_DIRE, GLOBAL_OWN_BUILDINGS_ALIVE, GLOBAL_TIME, HERO_ALIVE, LANE_ASSIGNED_BOT,
+                                 LANE_ASSIGNED_TOP, UNIT_ARMOR, UNIT_ATTACK_DAMAGE, UNIT_DENIABLE, UNIT_DISTANCE_TO_ME,
+                                 UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_HEALTH, UNIT_HEALTH_FRACTION, UNIT_INVULNERABLE,
+                                 UNIT_IS_ALLY, UNIT_IS_ENEMY, UNIT_IS_ME, UNIT_IS_TARGETING_ME, UNIT_MANA_FRACTION,
+                                 UNIT_VISIBLE_NOW, UNIT_X, UNIT_Y)
+from app.game.abilities import (AREA_CIRCLE_SELF, EFFECT_BLINK, EFFECT_DAMAGE, EFFECT_DAMAGE_BUFF, EFFECT_DOT,
+                                EFFECT_HEAL, EFFECT_REGEN, EFFECT_SHIELD, EFFECT_SLOW, EFFECT_STUN,
+                                TARGET_TYPE_READS_UNIT, TT_NO_TARGET, TT_POINT, TT_UNIT, TT_UNIT_OFFSET, UK_ALLY,
+                                UK_ATTACK, UK_ENEMY, UK_TELEPORT)
+from app.game.constants import (LANE_BOT, LANE_MID, LANE_TOP, N_DELAYS, UT_ANCIENT, UT_CREEP_MELEE, UT_CREEP_RANGED,
+                                UT_FOUNTAIN, UT_HERO, UT_TOWER)
 from app.game.heroes import HEROES
 from app.game.items import ITEM_ACTIONS
 from app.game.kernels import armor_multiplier
 from app.game.map import FOUNTAIN_POS, lane_path, mirror
+from app.game.tables import ABILITIES_PER_HERO
 
-UF = {name: i for i, (name, _, _) in enumerate(UNIT_FEATURES)}
-HF = {name: i for i, (name, _, _) in enumerate(HERO_FEATURES)}
 ITEM_ACTION = {name: A_ITEM0 + k for k, name in enumerate(ITEM_ACTIONS)}
 
-# ---- the bot's behaviour numbers ----------------------------------------------------------------------------------------
+# ---- the bot's behaviour numbers -------------------------------------------------------------------------------------
 RETREAT_HP = 0.3  # go home below this health fraction ...
 RETURN_HP = 0.85  # ... and come back above this one
 SALVE_HP = 0.55
@@ -49,7 +53,8 @@ LANES_5V5 = (LANE_BOT, LANE_BOT, LANE_MID, LANE_TOP, LANE_TOP)  # Radiant's safe
 
 
 def _noop(p=A_NOOP):
-    return {"primary": p, "delay": 0, "target_unit": 0, "offset_x": N_OFFSETS // 2, "offset_y": N_OFFSETS // 2}
+    """Primary action p with nothing else chosen (no delay, the first unit row, the centre offset)."""
+    return {**NOOP_ACTION, "primary": p}
 
 
 def _offset(dx, dy, step):
@@ -124,10 +129,11 @@ class ScriptedAgent:
         st = self._state.get(aid)
         if st is None:
             me = int(np.argmax(obs["me"]))
-            team = int(obs["global"][7])
+            team = int(obs["global"][GLOBAL_IS_DIRE])
             n = len(obs["me"])
             hero_def = int(obs["hero_id"][me]) - 1
-            assigned = np.nonzero(obs["private_lanes"][me, :3] > 0)[0]
+            # lane ids: column LANE_ASSIGNED_TOP + lane holds the assignment to that lane
+            assigned = np.nonzero(obs["private_lanes"][me, LANE_ASSIGNED_TOP:LANE_ASSIGNED_BOT + 1] > 0)[0]
             lane = LANE_MID if n == 1 else LANES_5V5[me]
             if len(assigned) < 3 and lane not in assigned:
                 lane = int(assigned[me % len(assigned)])
@@ -145,22 +151,22 @@ class ScriptedAgent:
         me = st["me"]
         mask = obs["action_mask"]
         hero = obs["heroes"][me]
-        t = float(obs["global"][0])
-        if hero[HF["alive"]] < 0.5:
+        t = float(obs["global"][GLOBAL_TIME])
+        if hero[HERO_ALIVE] < 0.5:
             st["retreat"] = False
-            if mask[A_BUYBACK] and obs["global"][5] <= 6:  # base in danger: buy back
+            if mask[A_BUYBACK] and obs["global"][GLOBAL_OWN_BUILDINGS_ALIVE] <= 6:  # base in danger: buy back
                 return _noop(A_BUYBACK)
             return _noop()
         units, utype, valid = obs["units"], obs["unit_type"] - 1, obs["unit_valid"] > 0
-        myrow = int(np.argmax(units[:, UF["is_me"]] * valid))
-        mx, my = units[myrow, UF["x"]], units[myrow, UF["y"]]
-        hp = units[myrow, UF["health_fraction"]]
-        mana_frac = units[myrow, UF["mana_fraction"]]
-        enemy = valid & (units[:, UF["is_enemy"]] > 0) & (units[:, UF["visible_now"]] > 0)
-        ally = valid & (units[:, UF["is_ally"]] > 0)
-        dist = units[:, UF["distance_to_me"]]
+        myrow = int(np.argmax(units[:, UNIT_IS_ME] * valid))
+        mx, my = units[myrow, UNIT_X], units[myrow, UNIT_Y]
+        hp = units[myrow, UNIT_HEALTH_FRACTION]
+        mana_frac = units[myrow, UNIT_MANA_FRACTION]
+        enemy = valid & (units[:, UNIT_IS_ENEMY] > 0) & (units[:, UNIT_VISIBLE_NOW] > 0)
+        ally = valid & (units[:, UNIT_IS_ALLY] > 0)
+        dist = units[:, UNIT_DISTANCE_TO_ME]
         creep = (utype == UT_CREEP_MELEE) | (utype == UT_CREEP_RANGED)
-        tower_like = (utype == UT_TOWER) | ((utype == UT_ANCIENT) & (units[:, UF["attack_damage"]] > 0))
+        tower_like = (utype == UT_TOWER) | ((utype == UT_ANCIENT) & (units[:, UNIT_ATTACK_DAMAGE] > 0))
         enemy_heroes = np.nonzero(enemy & (utype == UT_HERO))[0]
         fountain = FOUNTAIN_POS if st["team"] == 0 else mirror(FOUNTAIN_POS)
         path = st["path"]
@@ -181,10 +187,10 @@ class ScriptedAgent:
             st["clarity_t"] = t
             return _noop(clarity)
         n = len(obs["me"])
-        enemies_dead = not obs["heroes"][n:, HF["alive"]].any()
+        enemies_dead = not obs["heroes"][n:, HERO_ALIVE].any()
         diving = enemies_dead and hp > DIVE_HP
         danger_tower = [i for i in np.nonzero(enemy & tower_like)[0]
-                        if units[i, UF["is_targeting_me"]] > 0 and dist[i] < TOWER_DANGER + 100 and not diving]
+                        if units[i, UNIT_IS_TARGETING_ME] > 0 and dist[i] < TOWER_DANGER + 100 and not diving]
         if st["retreat"] or danger_tower:
             a = self._defend_self(obs, st, enemy_heroes, dist, mask)
             if a is not None and not danger_tower:
@@ -203,10 +209,10 @@ class ScriptedAgent:
 
         # --- fight enemy heroes ---
         if len(enemy_heroes):
-            j = enemy_heroes[np.argmin(units[enemy_heroes, UF["health_fraction"]] + dist[enemy_heroes] / 3000.0)]
-            near_enemy_tower = any(np.hypot(units[i, UF["x"]] - units[j, UF["x"]], units[i, UF["y"]] -
-                                            units[j, UF["y"]]) < TOWER_DANGER for i in np.nonzero(enemy & tower_like)[0])
-            their_hp = units[j, UF["health_fraction"]]
+            j = enemy_heroes[np.argmin(units[enemy_heroes, UNIT_HEALTH_FRACTION] + dist[enemy_heroes] / 3000.0)]
+            near_enemy_tower = any(np.hypot(units[i, UNIT_X] - units[j, UNIT_X], units[i, UNIT_Y] -
+                                            units[j, UNIT_Y]) < TOWER_DANGER for i in np.nonzero(enemy & tower_like)[0])
+            their_hp = units[j, UNIT_HEALTH_FRACTION]
             if dist[j] < FIGHT_RANGE and (hp > 0.5 or their_hp < hp) and (not near_enemy_tower or their_hp < 0.25):
                 a = self._cast_on(obs, st, j, dist, mask, enemy)
                 if a is not None:
@@ -215,13 +221,13 @@ class ScriptedAgent:
                     return self._attack(j)
 
         # --- last hits, denies ---
-        dmg = units[myrow, UF["attack_damage"]]
+        dmg = units[myrow, UNIT_ATTACK_DAMAGE]
         lh = [i for i in np.nonzero(enemy & creep & (dist < 800))[0] if obs["unit_masks"][UK_ATTACK, i]
-              and units[i, UF["health"]] <= dmg * armor_multiplier(units[i, UF["armor"]]) * 1.05]
+              and units[i, UNIT_HEALTH] <= dmg * armor_multiplier(units[i, UNIT_ARMOR]) * 1.05]
         if lh:
             return self._attack(min(lh, key=lambda i: dist[i]))
-        dn = [i for i in np.nonzero(ally & creep & (units[:, UF["deniable"]] > 0) & (dist < 700))[0]
-              if obs["unit_masks"][UK_ATTACK, i] and units[i, UF["health"]] <= dmg * 1.05]
+        dn = [i for i in np.nonzero(ally & creep & (units[:, UNIT_DENIABLE] > 0) & (dist < 700))[0]
+              if obs["unit_masks"][UK_ATTACK, i] and units[i, UNIT_HEALTH] <= dmg * 1.05]
         if dn:
             return self._attack(dn[0])
 
@@ -231,7 +237,7 @@ class ScriptedAgent:
             return a
 
         # --- push: buildings tanked by our creeps ---
-        targets = np.nonzero(enemy & ~creep & (utype != UT_HERO) & (units[:, UF["invulnerable"]] == 0)
+        targets = np.nonzero(enemy & ~creep & (utype != UT_HERO) & (units[:, UNIT_INVULNERABLE] == 0)
                              & (utype != UT_FOUNTAIN))[0]
         for i in targets[np.argsort(dist[targets])]:
             if obs["unit_masks"][UK_ATTACK, i] and (not tower_like[i] or self._tanked(units, ally & creep, i)
@@ -242,12 +248,12 @@ class ScriptedAgent:
         wave = [i for i in np.nonzero(enemy & creep & (dist < 700))[0] if obs["unit_masks"][UK_ATTACK, i]
                 and not self._under_enemy_tower(units, enemy & tower_like, i, ally & creep)]
         if wave:
-            return self._attack(min(wave, key=lambda i: units[i, UF["health"]]))
+            return self._attack(min(wave, key=lambda i: units[i, UNIT_HEALTH]))
 
         # --- walk to the lane's front, out of untanked tower range ---
         goal_s = front_s[0] - FOLLOW_BEHIND
         for i in np.nonzero(enemy & tower_like)[0]:
-            ts, td = path.project(units[i, UF["x"]], units[i, UF["y"]])
+            ts, td = path.project(units[i, UNIT_X], units[i, UNIT_Y])
             if td[0] < LANE_NEAR and not self._tanked(units, ally & creep, i):
                 goal_s = min(goal_s, ts[0] - TOWER_DANGER - 150.0)
         gx, gy = path.point(goal_s)
@@ -281,7 +287,7 @@ class ScriptedAgent:
         """Arc length of the lane's front: the allied creep of this lane farthest along it."""
         rows = np.nonzero(mine)[0]
         if len(rows):
-            s, d = path.project(units[rows, UF["x"]], units[rows, UF["y"]])
+            s, d = path.project(units[rows, UNIT_X], units[rows, UNIT_Y])
             s = s[d < LANE_NEAR]
             if len(s):
                 return np.array([s.max()])
@@ -293,7 +299,7 @@ class ScriptedAgent:
         rows = np.nonzero(enemy & tower_like)[0]
         best = path.cum[-1] * 0.5
         if len(rows):
-            s, d = path.project(units[rows, UF["x"]], units[rows, UF["y"]])
+            s, d = path.project(units[rows, UNIT_X], units[rows, UNIT_Y])
             s = s[d < LANE_NEAR]
             if len(s):
                 best = min(best, s.min() - TOWER_DANGER - 200.0)
@@ -311,12 +317,12 @@ class ScriptedAgent:
         rows = np.nonzero(my_creeps)[0]
         if not len(rows):
             return False
-        d = np.hypot(units[rows, UF["x"]] - units[i, UF["x"]], units[rows, UF["y"]] - units[i, UF["y"]])
+        d = np.hypot(units[rows, UNIT_X] - units[i, UNIT_X], units[rows, UNIT_Y] - units[i, UNIT_Y])
         return int((d < TANK_RADIUS).sum()) >= TANK_MIN_CREEPS
 
     def _under_enemy_tower(self, units, enemy_towers, i, my_creeps):
         for tw in np.nonzero(enemy_towers)[0]:
-            if np.hypot(units[tw, UF["x"]] - units[i, UF["x"]], units[tw, UF["y"]] - units[i, UF["y"]]) < \
+            if np.hypot(units[tw, UNIT_X] - units[i, UNIT_X], units[tw, UNIT_Y] - units[i, UNIT_Y]) < \
                     TOWER_DANGER and not self._tanked(units, my_creeps, tw):
                 return True
         return False
@@ -326,7 +332,7 @@ class ScriptedAgent:
         rows = [r for r in rows if obs["unit_type"][r] - 1 == UT_TOWER]
         if not rows:
             return None
-        s, d = path.project(obs["units"][rows, UF["x"]], obs["units"][rows, UF["y"]])
+        s, d = path.project(obs["units"][rows, UNIT_X], obs["units"][rows, UNIT_Y])
         ok = [(si, r) for si, di, r in zip(s, d, rows) if di < LANE_NEAR and si <= front_s + 300]
         if not ok:
             return None
@@ -336,7 +342,7 @@ class ScriptedAgent:
     def _cast_on(self, obs, st, j, dist, mask, enemy):
         plan = st["plan"]
         units = obs["units"]
-        for k in range(4):
+        for k in range(ABILITIES_PER_HERO):
             p = A_ABILITY0 + k
             if not mask[p] or plan.kind[k] not in ("offense", "buff"):
                 continue
@@ -348,7 +354,7 @@ class ScriptedAgent:
                     return {**_noop(p), "target_unit": int(j)}
             elif tt == TT_POINT:
                 if dist[j] <= plan.cast_range[k] + 100:
-                    ox, oy = _offset(units[j, UF["dx_to_me"]], units[j, UF["dy_to_me"]], OFFSET_STEP_CASTER)
+                    ox, oy = _offset(units[j, UNIT_DX_TO_ME], units[j, UNIT_DY_TO_ME], OFFSET_STEP_CASTER)
                     return {**_noop(p), "offset_x": ox, "offset_y": oy}
             elif tt == TT_NO_TARGET:
                 if dist[j] <= max(plan.radius[k], 250.0):
@@ -360,8 +366,8 @@ class ScriptedAgent:
 
     def _defend_self(self, obs, st, enemy_heroes, dist, mask):
         plan = st["plan"]
-        me_row = int(np.argmax(obs["units"][:, UF["is_me"]] * obs["unit_valid"]))
-        for k in range(4):
+        me_row = int(np.argmax(obs["units"][:, UNIT_IS_ME] * obs["unit_valid"]))
+        for k in range(ABILITIES_PER_HERO):
             p = A_ABILITY0 + k
             if not mask[p]:
                 continue
@@ -379,7 +385,7 @@ class ScriptedAgent:
         rows = np.nonzero(enemy_creeps & (dist < 700))[0]
         if len(rows) < AREA_MIN_CREEPS:
             return None
-        cx, cy = units[rows, UF["dx_to_me"]].mean(), units[rows, UF["dy_to_me"]].mean()
+        cx, cy = units[rows, UNIT_DX_TO_ME].mean(), units[rows, UNIT_DY_TO_ME].mean()
         plan = st["plan"]
         for k in range(3):
             p = A_ABILITY0 + k
@@ -410,7 +416,7 @@ class RandomAgent:
             p = int(self.rng.choice(np.nonzero(obs["action_mask"])[0]))
             units = np.nonzero(obs["unit_masks"][obs["action_unit_kind"][p]])[0]
             unit = int(self.rng.choice(units)) if len(units) else 0
-            out[aid] = {"primary": p, "delay": int(self.rng.integers(4)), "target_unit": unit,
+            out[aid] = {"primary": p, "delay": int(self.rng.integers(N_DELAYS)), "target_unit": unit,
                         "offset_x": int(self.rng.integers(N_OFFSETS)), "offset_y": int(self.rng.integers(N_OFFSETS))}
         return out
 
@@ -424,7 +430,7 @@ class PredrawnRandomActions:
         self.ids = list(agent_ids)
         self.reads_unit = np.array(TARGET_TYPE_READS_UNIT, bool)
         self.r = rng.random((n_draws, len(self.ids), 2))
-        self.ints = rng.integers(0, (4, 9, 9), size=(n_draws, len(self.ids), 3))
+        self.ints = rng.integers(0, (N_DELAYS, N_OFFSETS, N_OFFSETS), size=(n_draws, len(self.ids), 3))
         self.rows = rng.integers(0, max_units, size=(n_draws, len(self.ids)))
         self.i = 0
 

@@ -36,6 +36,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from app.game.teams import MODES, n_heroes  # noqa: E402
 from policies.scripted import PredrawnRandomActions  # noqa: E402
 
 TARGETS = {"5v5_env_decisions_per_s": 4000.0, "5v5_engine_decisions_per_s": 10000.0}
@@ -56,7 +57,7 @@ def peak_rss_mb() -> float:
     return kb / (1024.0 * 1024.0) if sys.platform == "darwin" else kb / 1024.0
 
 
-# ---- engine only -------------------------------------------------------------------------------------------------------
+# ---- engine only -----------------------------------------------------------------------------------------------------
 class RandomEngineOrders:
     """Random engine orders (state.P_* rows) drawn from pre-generated numbers."""
 
@@ -73,10 +74,10 @@ class RandomEngineOrders:
         self.i = 0
 
     def __call__(self, game) -> np.ndarray:
-        from app.game.state import (F_X, F_Y, H_UNIT, I_ALIVE, I_TEAM, I_TYPE, I_USED, NP, OK_ABILITY, OK_ATTACK,
-                                    OK_MOVE, P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
         from app.game.abilities import TT_POINT, TT_WARD
         from app.game.constants import UT_FOUNTAIN
+        from app.game.state import (F_X, F_Y, H_UNIT, I_ALIVE, I_TEAM, I_TYPE, I_USED, NP, OK_ABILITY, OK_ATTACK,
+                                    OK_MOVE, P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
         from app.game.tables import A_TT
         s = game.s
         i = self.i % self.kind.shape[0]
@@ -116,7 +117,7 @@ class RandomEngineOrders:
 def bench_engine(mode: str, steps: int, warmup: int, seed: int) -> dict:
     from app.game.engine import Game, GameSetup
     rng = np.random.default_rng(seed)
-    agent = RandomEngineOrders(2 * (5 if mode == "5v5" else 1), 4096, rng)
+    agent = RandomEngineOrders(n_heroes(mode), 4096, rng)
 
     def new_game():
         return Game(GameSetup(mode=mode))
@@ -147,7 +148,7 @@ def bench_engine(mode: str, steps: int, warmup: int, seed: int) -> dict:
             "game_seconds": game_s, "steps_per_s": steps / step_t, "decisions_per_s": steps * n / step_t}
 
 
-# ---- engine + observations ---------------------------------------------------------------------------------------------
+# ---- engine + observations -------------------------------------------------------------------------------------------
 def bench_env(mode: str, steps: int, warmup: int, seed: int) -> dict:
     from app.env.moba_env import MobaEnv
     env = MobaEnv({"mode": mode, "seed": seed})
@@ -186,15 +187,15 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=3000, help="timed steps per mode and measurement (default 3000)")
     ap.add_argument("--warmup", type=int, default=100, help="untimed steps first (numba compile; default 100)")
-    ap.add_argument("--modes", nargs="+", default=["5v5", "1v1"], choices=["5v5", "1v1"])
+    ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be >= 1 and --warmup >= 0")
     pinned = pin_one_core()
     t_import = time.perf_counter()
-    from app.game.constants import DEFAULT_FRAMESKIP, TICKS_PER_SECOND  # noqa: F401  (imports numba kernels)
     import app.env.moba_env  # noqa: F401
+    from app.game.constants import DEFAULT_FRAMESKIP, TICKS_PER_SECOND  # noqa: F401  (imports numba kernels)
     t_import = time.perf_counter() - t_import
 
     print(f"bench_env: python {platform.python_version()}, {platform.machine()}, {pinned}, "

@@ -37,7 +37,8 @@ def fill_pool(algo, n: int, folder: str, rng):
 
     from callbacks.league_play import push_table, save_weights
     from policies.league import OpponentPool
-    base = algo.learner_group.get_weights(module_ids=["main"])["main"]
+    from policies.module_ids import MAIN
+    base = algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
     pool = OpponentPool(past_fraction=algo._five_pool.past_fraction, snapshot_every=10 ** 9)
     for i in range(n):
         state = {k: (np.asarray(v) + rng.normal(0, 1e-3, np.shape(v)).astype(np.asarray(v).dtype)
@@ -54,7 +55,7 @@ def run_pool(n: int, args, folder: str) -> dict:
     from ray.tune.registry import register_env
 
     from app import train_config
-    from app.train import ENV_NAME, build_algo_config, make_training_env
+    from app.algorithm import ENV_NAME, build_algo_config, make_training_env
     cfg = train_config.load(SMOKE, [f"env.time_limit_s={args.game_seconds}", "league.enabled=true",
                                     f"league.past_fraction={args.past_fraction}", "evaluation.interval=0",
                                     "resources.num_env_runners=1", f"resources.num_envs_per_env_runner={args.envs}",

@@ -39,6 +39,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from app.game.teams import MODES  # noqa: E402
 from policies.scripted import PredrawnRandomActions  # noqa: E402
 
 TARGET_RATIO = 0.5  # remote throughput at 16 concurrent games / local throughput
@@ -134,7 +135,7 @@ def start_server(workers: int, max_games: int, cpu: int | None):
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mode", default="5v5", choices=["5v5", "1v1"])
+    ap.add_argument("--mode", default=MODES[0], choices=list(MODES))
     ap.add_argument("--steps", type=int, default=1000,
                     help="timed steps per round, local and remote x1 (default 1000)")
     ap.add_argument("--concurrent-steps", type=int, default=100,

@@ -29,7 +29,8 @@ def make_trivial_env(env_config):
     real game, zero rewards, and ends after the same number of steps as a full-length real game would take."""
     from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
-    from app.train import make_training_env
+    from app.algorithm import make_training_env
+    from app.game.constants import TICKS_PER_SECOND
 
     real = make_training_env(env_config)
 
@@ -42,7 +43,7 @@ def make_trivial_env(env_config):
             self.action_spaces = real.action_spaces
             self.obs, _ = real.reset(seed=0)
             base = real.env
-            self.limit = int(base.cfg.time_limit_s or base.game.time_limit_s) * 30 // base.cfg.frameskip
+            self.limit = int(base.cfg.time_limit_s or base.game.time_limit_s) * TICKS_PER_SECOND // base.cfg.frameskip
             self.t = 0
 
         def reset(self, *, seed=None, options=None):
@@ -60,9 +61,8 @@ def make_trivial_env(env_config):
 
 
 def measure(cfg: dict, env_name: str, iterations: int) -> dict:
-    from ray.rllib.algorithms.ppo import PPO
 
-    from app.train import build_algo_config
+    from app.algorithm import build_algo_config
     algo_config = build_algo_config(cfg).environment(env_name)
     algo = algo_config.build_algo()
     try:
@@ -93,7 +93,8 @@ def main(argv=None):
     from ray.tune.registry import register_env
 
     from app import train_config
-    from app.train import ENV_NAME, make_training_env
+    from app.algorithm import ENV_NAME, make_training_env
+    from app.env.config import EnvConfig
     cfgs = [train_config.load(c, args.set + ["evaluation.interval=0", "trueskill.every=0"]) for c in args.configs]
     ray.init(num_cpus=2, include_dashboard=False)
     register_env(ENV_NAME, make_training_env)
@@ -104,7 +105,7 @@ def main(argv=None):
         trivial = measure(cfg, "openfive_trivial", args.iterations)
         ratio = real["env_steps_per_s"] / max(trivial["env_steps_per_s"], 1e-9)
         res = cfg["resources"]
-        out[cfg["name"]] = {"config": path, "mode": cfg["env"].get("mode", "5v5"),
+        out[cfg["name"]] = {"config": path, "mode": cfg["env"].get("mode", EnvConfig.mode),
                             "layout": f"{res['num_env_runners']} runners x {res['num_envs_per_env_runner']} envs",
                             "train_batch_size": cfg["ppo"]["train_batch_size"], "real": real, "trivial": trivial,
                             "ratio": round(ratio, 3)}

@@ -30,6 +30,8 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 
+from app.game.teams import MODES, TEAM_NAMES  # noqa: E402
+
 PROGRESS_EVERY_S = 60.0
 
 
@@ -62,7 +64,7 @@ def print_summary(summary: dict, agents: dict, wall_s: float, steps: int, out=sy
           f"({steps} steps in {wall_s:.1f}s wall, {steps / max(wall_s, 1e-9):.0f} steps/s)", file=out)
     print(f"\n{'team':<8} {'towers':>6} {'barracks':>8} {'shrines':>7} {'kills':>5}   (destroyed / killed by the team)",
           file=out)
-    for team in ("radiant", "dire"):
+    for team in TEAM_NAMES:
         d = summary["destroyed_by"][team]
         print(f"{team:<8} {d['towers']:>6} {d['barracks']:>8} {d['shrines']:>7} {d['kills']:>5}", file=out)
     heroes = summary["heroes"]
@@ -77,12 +79,13 @@ def print_summary(summary: dict, agents: dict, wall_s: float, steps: int, out=sy
 def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True, time_limit_s: float = 0.0,
          replay_path: str | None = None, progress: bool = True) -> dict:
     from app.env.moba_env import MobaEnv
-    from app.game.constants import MAP_SIZE, TEAM_NAMES, UNIT_TYPE_NAMES
+    from app.game.constants import MAP_SIZE, UNIT_TYPE_NAMES
     from policies.agents import make_agent, play_game
 
     env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s)})
+    names = dict(zip(TEAM_NAMES, (radiant, dire)))
     try:
-        agents = {"radiant": make_agent(radiant, seed), "dire": make_agent(dire, seed + 1)}
+        agents = {side: make_agent(name, seed + k) for k, (side, name) in enumerate(names.items())}
     except ValueError as e:
         raise SystemExit(f"play.py: {e}")
     replay = open(replay_path, "w") if replay_path else None
@@ -96,7 +99,7 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
             if clock["steps"] == 0:
                 header = {"mode": mode, "lineup": list(game.setup.lineup), "unit_types": list(UNIT_TYPE_NAMES),
                           "teams": list(TEAM_NAMES), "map_size": MAP_SIZE, "frameskip": game.frameskip,
-                          "seed": seed, "agents": {"radiant": radiant, "dire": dire}}
+                          "seed": seed, "agents": names}
                 replay.write(json.dumps(header) + "\n")
             if int(game.time + 1e-6) > clock["last_second"] or done:
                 clock["last_second"] = int(game.time + 1e-6)
@@ -107,18 +110,18 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
 
     t0 = time.perf_counter()
     try:
-        summary = play_game(env, agents["radiant"], agents["dire"], seed=seed, on_step=on_step)
+        summary = play_game(env, *agents.values(), seed=seed, on_step=on_step)
     finally:
         if replay:
             replay.close()
-    summary.update({"agents": {"radiant": radiant, "dire": dire}, "seed": seed, "evaluation": evaluation,
+    summary.update({"agents": names, "seed": seed, "evaluation": evaluation,
                     "steps": clock["steps"], "wall_time_s": round(time.perf_counter() - t0, 2)})
     return summary
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mode", default="5v5", choices=["5v5", "1v1"])
+    ap.add_argument("--mode", default=MODES[0], choices=list(MODES))
     ap.add_argument("--radiant", default="scripted", help="agent name (policies.agents.AGENTS)")
     ap.add_argument("--dire", default="random", help="agent name (policies.agents.AGENTS)")
     ap.add_argument("--seed", type=int, default=0)

@@ -1,7 +1,8 @@
 """Plots of a training run, from the CSVs that app/train.py and the callbacks write:
 
-- ``training.png``: episode return, evaluation win rate and reward margin against the random agent, losses, and the
-  schedule values per iteration (``<run>/metrics.csv``);
+- ``training.png``: the evaluation's win rate, points win rate and reward margin against the random agent, the
+  reward per hero-minute from the lane, death and gold signals, the value loss, the entropy and team spirit per
+  iteration (``<run>/metrics.csv``);
 - ``trueskill.png``: TrueSkill mu +- sigma per rated version (``<trial>/trueskill.csv``, seeds/003 app. J);
 - ``opponents.png``: the past-opponent distribution, like figure 27 of seeds/003: the sampling probability of every
   past version at each iteration, and its quality now (``<trial>/league.csv``, app. N).
@@ -22,12 +23,27 @@ import sys
 import pandas as pd
 
 
+def whole_numbers(*axes_of):
+    """Ticks at whole numbers only on these axes (iterations and versions: a tick at 2.5 means nothing)."""
+    from matplotlib.ticker import MaxNLocator
+    for axis in axes_of:
+        axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def save(fig, path: str):
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def _trial_csv(run_dir: str, name: str) -> str | None:
     found = sorted(glob.glob(os.path.join(run_dir, "*", name)))
     return found[0] if found else None
 
 
-def plot_training(metrics: pd.DataFrame, path: str):
+def training_figure(metrics: pd.DataFrame):
+    """The training curves per iteration, or None when nothing is plottable."""
     import matplotlib.pyplot as plt
     # (no episode-return panel: it sums both teams' zero-sum rewards, ~0 by construction)
     panels = [("win_rate_vs_random", "evaluation win rate vs random"),
@@ -40,21 +56,19 @@ def plot_training(metrics: pd.DataFrame, path: str):
               ("vf_loss", "value loss"), ("entropy", "policy entropy"), ("team_spirit", "team spirit")]
     panels = [(c, t) for c, t in panels if c in metrics and metrics[c].notna().any()]
     if not panels:
-        return False
+        return None
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.2 * len(panels)), sharex=True, squeeze=False)
     for ax, (col, title) in zip(axes[:, 0], panels):
         d = metrics[["iteration", col]].dropna()
         ax.plot(d["iteration"], d[col], marker="o" if len(d) < 30 else None)
         ax.set_title(title, fontsize=9)
         ax.grid(alpha=0.3)
+        whole_numbers(ax.xaxis)
     axes[-1, 0].set_xlabel("training iteration")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return True
+    return fig
 
 
-def plot_trueskill(ts: pd.DataFrame, path: str, references: dict | None = None):
+def trueskill_figure(ts: pd.DataFrame, references: dict | None = None):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 3.5))
     ax.errorbar(ts["version"], ts["mu"], yerr=ts["sigma"], marker="o", capsize=3, label="trained version")
@@ -64,12 +78,11 @@ def plot_trueskill(ts: pd.DataFrame, path: str, references: dict | None = None):
     ax.set_xlabel("version (training iteration)")
     ax.set_ylabel("TrueSkill mu")
     ax.grid(alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    whole_numbers(ax.xaxis)
+    return fig
 
 
-def plot_opponents(league: pd.DataFrame, path: str):
+def opponents_figure(league: pd.DataFrame):
     """Figure 27: sampling probability of each past version (rows) over training iterations (columns); and the
     latest qualities per version."""
     import matplotlib.pyplot as plt
@@ -87,9 +100,8 @@ def plot_opponents(league: pd.DataFrame, path: str):
     ax2.set_xlabel("snapshot iteration of the past version")
     ax2.set_ylabel("quality q_i")
     ax2.set_title(f"qualities at iteration {int(league['iteration'].max())}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    whole_numbers(ax1.xaxis, ax1.yaxis, ax2.xaxis)
+    return fig
 
 
 def main(argv=None) -> int:
@@ -107,8 +119,10 @@ def main(argv=None) -> int:
         print(f"error: {metrics_path} not found (is {args.run_dir!r} a run directory of app.train?)", file=sys.stderr)
         return 2
     written = {}
-    if plot_training(pd.read_csv(metrics_path), os.path.join(out, "training.png")):
+    training = training_figure(pd.read_csv(metrics_path))
+    if training is not None:
         written["training"] = os.path.join(out, "training.png")
+        save(training, written["training"])
     ts_path = _trial_csv(args.run_dir, "trueskill.csv")
     if ts_path:
         refs = None
@@ -116,13 +130,13 @@ def main(argv=None) -> int:
             with open(args.references) as f:
                 refs = json.load(f)["agents"]
         written["trueskill"] = os.path.join(out, "trueskill.png")
-        plot_trueskill(pd.read_csv(ts_path), written["trueskill"], refs)
+        save(trueskill_figure(pd.read_csv(ts_path), refs), written["trueskill"])
     league_path = _trial_csv(args.run_dir, "league.csv")
     if league_path:
         league = pd.read_csv(league_path)
         if len(league):
             written["opponents"] = os.path.join(out, "opponents.png")
-            plot_opponents(league, written["opponents"])
+            save(opponents_figure(league), written["opponents"])
     for name, path in written.items():
         print(f"{name}: {path}")
     print(json.dumps({"written": written}))

@@ -19,16 +19,19 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
+from app.game.teams import MODE_1V1, MODE_5V5, MODES, NO_WINNER, TEAM_NAMES  # noqa: E402
+
 TARGET_WIN_RATE = 0.95
 
 
 def play_one(mode: str, agent: str, opponent: str, game: int, seed: int, evaluation: bool) -> dict:
     from app.env.moba_env import MobaEnv
+    from app.game.teams import TEAM_NAMES, side_of_game
     from policies.agents import make_agent, play_game
     env = MobaEnv({"mode": mode, "evaluation": evaluation, "seed": seed})
     a, b = make_agent(agent, seed + 2 * game), make_agent(opponent, seed + 2 * game + 1)
-    side = "radiant" if game % 2 == 0 else "dire"
-    radiant, dire = (a, b) if side == "radiant" else (b, a)
+    side = side_of_game(game)
+    radiant, dire = (a, b) if side == TEAM_NAMES[0] else (b, a)
     t = time.time()
     s = play_game(env, radiant, dire, seed=seed + game)
     return {"mode": mode, "game": game, "side": side, "winner": s["winner"], "won": s["winner"] == side,
@@ -41,7 +44,7 @@ def main(argv=None):
     p.add_argument("--agent", default="scripted")
     p.add_argument("--opponent", default="random")
     p.add_argument("--games", type=int, default=40, help="games per mode (half on each side)")
-    p.add_argument("--modes", nargs="+", default=["1v1", "5v5"], choices=["1v1", "5v5"])
+    p.add_argument("--modes", nargs="+", default=[MODE_1V1, MODE_5V5], choices=list(MODES))
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--eval", action="store_true", help="evaluation mode: no randomization, fixed lineup")
@@ -66,13 +69,12 @@ def main(argv=None):
           f"{'mean game min':>13s}")
     for m, rs in results.items():
         wins = sum(r["won"] for r in rs)
-        draws = sum(r["winner"] == "none" for r in rs)
+        draws = sum(r["winner"] == NO_WINNER for r in rs)
         rate = wins / len(rs)
         mean_min = sum(r["game_time_s"] for r in rs) / len(rs) / 60
         summary[m] = {"games": len(rs), "wins": wins, "draws": draws, "losses": len(rs) - wins - draws,
                       "win_rate": round(rate, 4), "mean_game_minutes": round(mean_min, 2),
-                      "wins_as_radiant": sum(r["won"] for r in rs if r["side"] == "radiant"),
-                      "wins_as_dire": sum(r["won"] for r in rs if r["side"] == "dire")}
+                      **{f"wins_as_{side}": sum(r["won"] for r in rs if r["side"] == side) for side in TEAM_NAMES}}
         print(f"{m:5s} {len(rs):5d} {wins:5d} {len(rs) - wins - draws:6d} {draws:5d} {rate:8.1%} {mean_min:13.1f}")
     out = {"agent": args.agent, "opponent": args.opponent, "evaluation": args.eval, "results": summary,
            "target_win_rate": TARGET_WIN_RATE,

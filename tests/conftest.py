@@ -40,3 +40,11 @@ def ray_session():
     yield ray
     if started:
         ray.shutdown()
+
+
+@pytest.fixture
+def no_home_results(tmp_path, monkeypatch):
+    """A standalone Algorithm (built outside Tune) makes a log dir in ~/ray_results: put it under tmp_path."""
+    import ray.tune.trainable.trainable as trainable
+    monkeypatch.setattr(trainable, "DEFAULT_STORAGE_PATH", str(tmp_path / "ray_results"))
+    return tmp_path

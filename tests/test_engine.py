@@ -6,20 +6,20 @@ import pytest
 from app.game import kernels
 from app.game.builds import ability_build
 from app.game.constants import (BUYBACK_BASE_GOLD, BUYBACK_COOLDOWN_S, BUYBACK_PER_LEVEL2, BUYBACK_PER_MINUTE,
-                                CREEP_STATS, DIRE, DT, MAX_LEVEL, MAX_UNITS, RADIANT,
-                                RESPAWN_BASE_S, RESPAWN_PER_LEVEL_S, SUPER_CREEP_MULT, MEGA_CREEP_MULT,
-                                TICKS_PER_SECOND, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE,
-                                UT_CREEP_RANGED, UT_SHRINE, UT_TOWER, UT_WARD, WAVE_INTERVAL_S, XP_TO_LEVEL)
+                                CREEP_STATS, DIRE, DT, MAX_LEVEL, MAX_UNITS, MEGA_CREEP_MULT, RADIANT, RESPAWN_BASE_S,
+                                RESPAWN_PER_LEVEL_S, SUPER_CREEP_MULT, TICKS_PER_SECOND, UT_BARRACKS_MELEE,
+                                UT_BARRACKS_RANGED, UT_CREEP_MELEE, UT_CREEP_RANGED, UT_SHRINE, UT_TOWER, UT_WARD,
+                                WAVE_INTERVAL_S, XP_TO_LEVEL)
 from app.game.engine import Game, GameSetup
 from app.game.heroes import HEROES
 from app.game.items import item_id
-from app.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, F_ARMOR, F_DMG, F_HP, F_MAXHP, F_SPEED, F_X,
-                            F_Y, G_BB_CD, G_EARNED, G_GOLD, G_RESPAWN, G_SPENT, G_XP, GI_NEXT_UID, H_AB0, H_AB3,
-                            H_BUILD, H_BUYBACKS, H_DEATHS, H_DN, H_IT0, H_IT5, H_LEVEL, H_LH, I_ALIVE, I_CREEP_KIND,
-                            I_INVULN, I_LANE, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_UID, I_USED, OK_ATTACK,
-                            OK_BUYBACK, ORDER_IDLE, GameState)
-from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, order, place, random_orders,
-                          refresh_vision, units_of)
+from app.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, F_ARMOR, F_DMG, F_HP, F_MAXHP, F_SPEED, F_X, F_Y,
+                            G_BB_CD, G_EARNED, G_GOLD, G_RESPAWN, G_SPENT, G_XP, GI_NEXT_UID, H_AB0, H_AB3, H_BUILD,
+                            H_BUYBACKS, H_DEATHS, H_DN, H_IT0, H_IT5, H_LEVEL, H_LH, I_ALIVE, I_CREEP_KIND, I_INVULN,
+                            I_LANE, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_UID, I_USED, OK_ATTACK, OK_BUYBACK, ORDER_IDLE,
+                            GameState)
+from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, order, place, random_orders, refresh_vision,
+                          units_of)
 
 MODES = ("5v5", "1v1")
 
@@ -42,7 +42,7 @@ def _lone_creep(g, team, typ=UT_CREEP_MELEE):
     return keep
 
 
-# ---- determinism and save/restore -------------------------------------------------------------------------------------
+# ---- determinism and save/restore ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_same_setup_and_orders_are_bit_identical(mode):
     setup = GameSetup(mode=mode, start_gold=tuple([3000.0] * (10 if mode == "5v5" else 2)))
@@ -97,7 +97,7 @@ def test_save_load_round_trip_and_continue(mode):
     assert g.summary() == h.summary()
 
 
-# ---- building protection ----------------------------------------------------------------------------------------------
+# ---- building protection ---------------------------------------------------------------------------------------------
 def test_protection_order_5v5():
     g = make_game("5v5")
     g.step(None)
@@ -172,7 +172,7 @@ def test_invulnerable_building_takes_no_damage():
     assert g.s.uf[t2, F_HP] == hp
 
 
-# ---- creep waves ------------------------------------------------------------------------------------------------------
+# ---- creep waves -----------------------------------------------------------------------------------------------------
 def _step_to_wave(g, wave_index):
     """Steps until wave `wave_index` (0-based) has spawned; returns the units of that wave and its spawn time."""
     s = g.s
@@ -239,7 +239,7 @@ def test_super_and_mega_creeps():
     assert all(g.s.ui[u, I_CREEP_KIND] == CREEP_NORMAL for u in new if g.s.ui[u, I_TEAM] == DIRE)
 
 
-# ---- combat -----------------------------------------------------------------------------------------------------------
+# ---- combat ----------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("armor", [-10.0, -3.0, 0.0, 2.0, 5.5, 12.0, 30.0])
 def test_armor_multiplier_formula(armor):
     expected = 1.0 - 0.052 * armor / (0.9 + 0.048 * abs(armor))
@@ -342,7 +342,7 @@ def test_tower_aggro_on_hero_attacking_hero():
     assert g.s.uf[0, F_HP] < 1e4 - 50.0
 
 
-# ---- death, respawn, buyback ------------------------------------------------------------------------------------------
+# ---- death, respawn, buyback -----------------------------------------------------------------------------------------
 def test_hero_death_respawn_timer_and_fountain():
     g = make_game("1v1")
     place(g, 0, *OPEN_SPOT)
@@ -399,7 +399,7 @@ def test_buyback():
     assert g2.s.hi[0, H_BUYBACKS] == 0 and g2.s.hf[0, G_BB_CD] == 0.0
 
 
-# ---- levels and ability builds ----------------------------------------------------------------------------------------
+# ---- levels and ability builds ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("hero", ["blademaster", "tidal_giant", "hex_shaman"])
 def test_level_ups_learn_the_scripted_build(hero):
     g = make_game("1v1", lineup=(hero, "marksman"))
@@ -433,7 +433,7 @@ def test_several_levels_at_once():
     assert g.s.hi[0, H_AB3] == 1
 
 
-# ---- scripted purchasing ----------------------------------------------------------------------------------------------
+# ---- scripted purchasing ---------------------------------------------------------------------------------------------
 def _step_until_purchase_check(g, n=1):
     for _ in range(n * 8):
         g.step(None)
@@ -473,7 +473,7 @@ def test_no_purchase_without_gold():
     assert [int(i) for i in g.s.hi[0, H_IT0:H_IT5 + 1] if i >= 0] == [item_id("town_portal_scroll")]
 
 
-# ---- wards ------------------------------------------------------------------------------------------------------------
+# ---- wards -----------------------------------------------------------------------------------------------------------
 def test_expired_ward_gives_nothing_and_killed_ward_gives_gold():
     g = make_game("1v1")
     g.step(None)

@@ -3,21 +3,23 @@ action masks (action filters) with the decoder and the engine."""
 import numpy as np
 import pytest
 
-from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS,
-                             N_PRIMARY, OFFSET_STEP_CASTER, OFFSET_STEP_REGULAR, OFFSET_STEP_WARD, decode_action)
+from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS, N_PRIMARY,
+                             OFFSET_STEP_CASTER, OFFSET_STEP_REGULAR, OFFSET_STEP_WARD, decode_action)
+from app.env.observation import HERO_TELEPORTING, UNIT_ARMOR, UNIT_X
 from app.game import kernels
 from app.game.abilities import (TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT, TT_NO_TARGET, TT_POINT, TT_TELEPORT,
                                 TT_UNIT, TT_UNIT_OFFSET, TT_WARD, UK_ALLY, UK_ATTACK, UK_ENEMY, UK_NONE, UK_TELEPORT)
-from app.game.constants import (DIRE, DT, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_TOWER, UT_WARD, XP_TO_LEVEL)
 from app.game.builds import ability_build
+from app.game.constants import DIRE, DT, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_TOWER, UT_WARD, XP_TO_LEVEL
 from app.game.heroes import HEROES
 from app.game.items import ITEM_ACTIONS, ITEMS, TELEPORT_CHANNEL_S, WARD_LIFETIME_S, WARD_VISION, item_id
-from app.game.state import (F_AURA_ARMOR, F_DMG, F_SLOW, F_SPEED, F_VIS_NIGHT, I_LANE, F_DEST_X, F_DEST_Y, F_HP, F_LIFE_T, F_MANA, F_MAXHP, F_MRES, F_HPREG, F_SHRINE_T,
-                            F_STUN_T, F_TP_T, F_VIS_DAY, F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, G_XP, H_AB0, H_BUYBACKS,
-                            H_IT0, H_UNIT, I_ALIVE, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_USED, NP,
-                            ORDER_ATTACK, ORDER_CAST, ORDER_MOVE, P_ACTIVE, P_KIND, P_TICK, P_UNIT)
-from moba_testlib import (OPEN_SPOT, actions, clear_creeps, make_env, noop_actions, place, pos,
-                          random_legal_actions, reencode, row_of)
+from app.game.state import (F_AURA_ARMOR, F_DEST_X, F_DEST_Y, F_DMG, F_HP, F_HPREG, F_LIFE_T, F_MANA, F_MAXHP, F_MRES,
+                            F_SHRINE_T, F_SLOW, F_SPEED, F_STUN_T, F_TP_T, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_BB_CD,
+                            G_CD0, G_GOLD, G_ICD0, G_XP, H_AB0, H_BUYBACKS, H_IT0, H_UNIT, I_ALIVE, I_LANE, I_ORDER,
+                            I_TARGET, I_TEAM, I_TYPE, I_USED, NP, ORDER_ATTACK, ORDER_CAST, ORDER_MOVE, P_ACTIVE,
+                            P_KIND, P_TICK, P_UNIT)
+from moba_testlib import (OPEN_SPOT, actions, clear_creeps, make_env, noop_actions, place, pos, random_legal_actions,
+                          reencode, row_of)
 
 C = N_OFFSETS // 2  # the zero offset
 
@@ -50,7 +52,7 @@ def _hero_def(name):
     return [h.name for h in HEROES].index(name)
 
 
-# ---- move and delay ---------------------------------------------------------------------------------------------------
+# ---- move and delay --------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("ox,oy", [(6, 1), (0, 8), (4, 7)])
 def test_move_goes_toward_caster_offset(ox, oy):
     env = make_env("1v1")
@@ -113,7 +115,7 @@ def test_action_offset_applies_next_step():
     assert pos(env2.game, 0)[0] > q0[0]
 
 
-# ---- attack -----------------------------------------------------------------------------------------------------------
+# ---- attack ----------------------------------------------------------------------------------------------------------
 def test_attack_damages_enemy_creep():
     env = make_env("1v1")
     _arena(env)
@@ -124,7 +126,7 @@ def test_attack_damages_enemy_creep():
     assert row >= 2
     o = env._obs[0]
     assert o["unit_masks"][UK_ATTACK, row] == 1 and o["action_mask"][A_ATTACK] == 1
-    assert o["units"][row, 0] == pytest.approx(OPEN_SPOT[0] + 100)
+    assert o["units"][row, UNIT_X] == pytest.approx(OPEN_SPOT[0] + 100)
     hp0 = g.s.uf[c, F_HP]
     env.step(actions(env, radiant_0=dict(primary=A_ATTACK, target_unit=row)))
     assert g.s.ui[0, I_ORDER] == ORDER_ATTACK and g.s.ui[0, I_TARGET] == c
@@ -145,7 +147,7 @@ def test_attack_on_unmasked_row_is_noop():
     assert g.s.uf[c, F_HP] == before
 
 
-# ---- abilities --------------------------------------------------------------------------------------------------------
+# ---- abilities -------------------------------------------------------------------------------------------------------
 def test_unit_target_nuke_damages_and_stuns_target():
     env = make_env("1v1", lineup=("lunar_archer", "marksman"))
     _arena(env)
@@ -289,7 +291,7 @@ def test_passive_ability_is_never_an_action_but_its_aura_works():
     assert g.s.uf[far_ally, F_AURA_ARMOR] == 0.0
     assert g.s.uf[enemy, F_AURA_ARMOR] == 0.0
     row = row_of(env, RADIANT, near_ally)
-    assert env._obs[0]["units"][row, 9] == pytest.approx(amount)  # the observed armor includes the aura
+    assert env._obs[0]["units"][row, UNIT_ARMOR] == pytest.approx(amount)  # the observed armor includes the aura
 
 
 @pytest.mark.parametrize("distance,attack,spell", [(1100.0, 1, 1), (1350.0, 1, 0), (1600.0, 0, 0)])
@@ -331,7 +333,7 @@ def test_item_mana_cost_in_mask():
     assert item_id("dagon") in g.s.hi[0, H_IT0:H_IT0 + 6]  # not consumed
 
 
-# ---- items ------------------------------------------------------------------------------------------------------------
+# ---- items -----------------------------------------------------------------------------------------------------------
 def test_town_portal_teleports_after_channel():
     env = make_env("1v1")
     _arena(env)
@@ -354,7 +356,7 @@ def test_town_portal_teleports_after_channel():
     for _ in range(n_steps - 2):  # the ordering step was the first of the channel
         env.step(noop_actions(env))
         np.testing.assert_array_equal(pos(g, 0), p0)  # channelling
-    assert env._obs[0]["heroes"][0, 12] == 1.0  # teleporting
+    assert env._obs[0]["heroes"][0, HERO_TELEPORTING] == 1.0
     env.step(noop_actions(env))
     np.testing.assert_allclose(pos(g, 0), dest)
     assert g.s.uf[0, F_TP_T] == 0.0
@@ -434,7 +436,7 @@ def test_buyback_action_when_dead():
     assert set(np.nonzero(env._obs[0]["action_mask"])[0]) == {A_NOOP}
 
 
-# ---- the observation's action description ------------------------------------------------------------------------------
+# ---- the observation's action description ----------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["1v1", "5v5"])
 def test_action_target_types_match_ability_data(mode):
     env = make_env(mode, evaluation=False, seed=5)
@@ -465,7 +467,7 @@ def test_target_type_reads_tables_consistent():
     assert TARGET_TYPE_READS_OFFSET == (False, True, False, True, True, True)
 
 
-# ---- masks agree with the decoder and the engine ------------------------------------------------------------------------
+# ---- masks agree with the decoder and the engine ---------------------------------------------------------------------
 def _check_order_executes(env, h, act, order_row):
     """Applies hero h's decoded order alone, on tick 0 of a copy of the state, and checks that the engine acts on it."""
     g = env.game

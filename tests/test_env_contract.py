@@ -6,14 +6,16 @@ from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 from app.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS
 from app.env.config import EnvConfig
-from app.env.moba_env import MobaEnv, agent_ids
+from app.env.moba_env import MobaEnv
+from app.env.observation import HERO_ALIVE, HERO_RESPAWN_TIME
 from app.env.randomization import sample_game
+from app.game.builds import ability_build
 from app.game.constants import DIRE, RADIANT, STARTING_GOLD
 from app.game.engine import PERTURB_COLUMNS
-from app.game.builds import ability_build
 from app.game.heroes import HEROES
 from app.game.items import item_id
 from app.game.state import F_HP, G_GOLD, H_LEVEL, H_UNIT, I_ALIVE, I_INVULN
+from app.game.teams import agent_ids
 from moba_testlib import NOOP, make_env, noop_actions, random_legal_actions
 
 MODES = ("1v1", "5v5")
@@ -30,7 +32,7 @@ def _assert_obs_in_space(env, obs):
             assert np.all(np.isfinite(v)), (a, k)
 
 
-# ---- RLlib and gymnasium ----------------------------------------------------------------------------------------------
+# ---- RLlib and gymnasium ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_rllib_multiagent_checker_passes(mode):
     env = MobaEnv({"mode": mode})
@@ -79,7 +81,7 @@ def test_action_space_sample_roundtrip():
         env.step(acts)
 
 
-# ---- bad input --------------------------------------------------------------------------------------------------------
+# ---- bad input -------------------------------------------------------------------------------------------------------
 BAD_FIELDS = [
     ("primary", 99, "primary"), ("primary", -1, "primary"), ("target_unit", -1, "target_unit"),
     ("target_unit", 10_000, "target_unit"), ("delay", 4, "delay"), ("offset_x", 9, "offset_x"),
@@ -179,7 +181,7 @@ def test_step_after_game_end_raises():
     env.step(noop_actions(env))
 
 
-# ---- config errors ----------------------------------------------------------------------------------------------------
+# ---- config errors ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("cfg,words", [
     ({"bogus": 1}, ["bogus", "mode", "frameskip", "reward_weights"]),
     ({"mode": "3v3"}, ["mode", "1v1", "5v5", "3v3"]),
@@ -221,7 +223,7 @@ def test_config_defaults():
     assert not EnvConfig.from_dict({"evaluation": True}).randomized("lineup")
 
 
-# ---- every agent observed every step; episode ends ------------------------------------------------------------------------
+# ---- every agent observed every step; episode ends -------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_dead_hero_still_observed(mode):
     env = make_env(mode)
@@ -235,8 +237,8 @@ def test_dead_hero_still_observed(mode):
     assert set(obs) == set(env.possible_agents)
     assert np.nonzero(obs[agent]["action_mask"])[0].tolist() == [A_NOOP]
     assert not obs[agent]["unit_masks"].any()
-    assert obs[agent]["heroes"][victim % env.team_size, 0] == 0.0  # alive flag
-    assert obs[agent]["heroes"][victim % env.team_size, 3] > 0.0  # respawn time
+    assert obs[agent]["heroes"][victim % env.team_size, HERO_ALIVE] == 0.0
+    assert obs[agent]["heroes"][victim % env.team_size, HERO_RESPAWN_TIME] > 0.0
     assert rewards[agent] < 0  # hero death
     assert not term["__all__"] and not trunc["__all__"]
     # with gold, buyback is offered too
@@ -287,7 +289,7 @@ def test_time_limit_truncates(mode):
     assert all(infos[a]["reward_signals"]["win"] == 0.0 for a in env.possible_agents)
 
 
-# ---- seeding and evaluation mode --------------------------------------------------------------------------------------------
+# ---- seeding and evaluation mode -------------------------------------------------------------------------------------
 def _obs_equal(a, b):
     return all(np.array_equal(a[k][f], b[k][f]) for k in a for f in a[k])
 

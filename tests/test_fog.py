@@ -2,16 +2,15 @@
 import numpy as np
 import pytest
 
+from app.env.observation import (GLOBAL_IS_NIGHT, HERO_IN_SIGHT, HERO_MANA, MINIMAP_ENEMY_CREEPS, UNIT_HEALTH,
+                                 UNIT_TIME_SINCE_SEEN, UNIT_VISIBLE_NOW, UNIT_X, UNIT_Y)
 from app.game import kernels
-from app.game.constants import (DAY_NIGHT_PERIOD_S, DIRE, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_CREEP_RANGED,
-                                UT_HERO)
-from app.game.state import (F_HP, F_MAXHP, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_LS_T, GF_TIME, I_ALIVE, I_TEAM,
-                            I_TYPE, I_USED)
+from app.game.constants import DAY_NIGHT_PERIOD_S, DIRE, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_CREEP_RANGED, UT_HERO
+from app.game.state import (F_HP, F_MAXHP, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_LS_T, GF_TIME, I_ALIVE, I_TEAM, I_TYPE,
+                            I_USED)
 from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_env, noop_actions, place, random_legal_actions,
                           reencode, row_of)
 
-# unit feature columns (observation.UNIT_FEATURES)
-UX, UY, UHP, U_ENEMY, U_VISIBLE, U_SINCE = 0, 1, 5, 16, 18, 19
 FAR_FROM_RADIANT = (6600.0, 2400.0)  # Dire jungle: > 1800 from every Radiant building in 1v1
 
 
@@ -38,7 +37,7 @@ def test_far_enemy_hero_is_hidden_and_never_seen_row_is_empty():
     o = env._obs[0]
     assert o["unit_valid"][row] == 0 and not o["units"][row].any()
     assert o["hero_id"][1] == 0  # never seen: even its identity is unknown
-    assert o["heroes"][1, 10] == 0.0  # in_sight
+    assert o["heroes"][1, HERO_IN_SIGHT] == 0.0
     assert o["unit_masks"][:, row].sum() == 0
 
 
@@ -52,10 +51,10 @@ def test_enemy_hero_seen_then_last_seen_position_in_fog():
     row = _dire_hero_row(env)
     o = env._obs[0]
     assert s.vis[RADIANT, 1] == 1
-    assert o["unit_valid"][row] == 1 and o["units"][row, U_VISIBLE] == 1.0
-    np.testing.assert_allclose(o["units"][row, [UX, UY]], near)
-    assert o["units"][row, U_SINCE] == 0.0
-    assert o["heroes"][1, 10] == 1.0
+    assert o["unit_valid"][row] == 1 and o["units"][row, UNIT_VISIBLE_NOW] == 1.0
+    np.testing.assert_allclose(o["units"][row, [UNIT_X, UNIT_Y]], near)
+    assert o["units"][row, UNIT_TIME_SINCE_SEEN] == 0.0
+    assert o["heroes"][1, HERO_IN_SIGHT] == 1.0
     assert o["hero_id"][1] == g.hero_defs[1] + 1
     hp_seen = s.uf[1, F_HP]
     # the hero walks into the fog and keeps walking: Radiant still reports where it was last seen
@@ -70,19 +69,19 @@ def test_enemy_hero_seen_then_last_seen_position_in_fog():
         env.step(noop_actions(env))
     o = env._obs[0]
     assert o["unit_valid"][row] == 1
-    assert o["units"][row, U_VISIBLE] == 0.0
-    np.testing.assert_allclose(o["units"][row, [UX, UY]], seen_at, rtol=0, atol=1e-3)
-    assert not np.allclose(o["units"][row, [UX, UY]], s.uf[1, [F_X, F_Y]])
-    assert o["units"][row, UHP] == pytest.approx(hp_seen, rel=1e-3)  # the last seen health, not the true one
-    assert o["units"][row, U_SINCE] == pytest.approx(6 * g.frameskip / 30.0, abs=1e-4)
-    assert o["heroes"][1, 10] == 0.0
-    assert o["heroes"][1, 5] == 0.0  # mana hidden in fog
+    assert o["units"][row, UNIT_VISIBLE_NOW] == 0.0
+    np.testing.assert_allclose(o["units"][row, [UNIT_X, UNIT_Y]], seen_at, rtol=0, atol=1e-3)
+    assert not np.allclose(o["units"][row, [UNIT_X, UNIT_Y]], s.uf[1, [F_X, F_Y]])
+    assert o["units"][row, UNIT_HEALTH] == pytest.approx(hp_seen, rel=1e-3)  # the last seen health, not the true one
+    assert o["units"][row, UNIT_TIME_SINCE_SEEN] == pytest.approx(6 * g.frameskip / 30.0, abs=1e-4)
+    assert o["heroes"][1, HERO_IN_SIGHT] == 0.0
+    assert o["heroes"][1, HERO_MANA] == 0.0  # hidden in fog
     # a hero in fog can be neither attacked nor targeted
     assert o["unit_masks"][:, row].sum() == 0
     # the Dire team always sees its own hero
     od = env._obs[1]
-    assert od["units"][0, U_VISIBLE] == 1.0
-    np.testing.assert_allclose(od["units"][0, [UX, UY]], s.uf[1, [F_X, F_Y]], atol=1e-3)
+    assert od["units"][0, UNIT_VISIBLE_NOW] == 1.0
+    np.testing.assert_allclose(od["units"][0, [UNIT_X, UNIT_Y]], s.uf[1, [F_X, F_Y]], atol=1e-3)
 
 
 def test_walking_into_vision_reveals_true_position():
@@ -99,7 +98,7 @@ def test_walking_into_vision_reveals_true_position():
     reencode(env)
     assert s.vis[RADIANT, 1] == 1
     row = _dire_hero_row(env)
-    np.testing.assert_allclose(env._obs[0]["units"][row, [UX, UY]], inside)
+    np.testing.assert_allclose(env._obs[0]["units"][row, [UNIT_X, UNIT_Y]], inside)
     assert s.hf[1, G_LS_T] == pytest.approx(g.time)
 
 
@@ -112,11 +111,11 @@ def test_night_vision_is_shorter():
     place(g, 1, OPEN_SPOT[0], OPEN_SPOT[1] + d)
     reencode(env)
     assert not kernels.is_night(g.time)
-    assert env._obs[0]["global"][1] == 0.0
+    assert env._obs[0]["global"][GLOBAL_IS_NIGHT] == 0.0
     assert s.vis[RADIANT, 1] == 1
     s.gf[GF_TIME] = DAY_NIGHT_PERIOD_S + 10.0
     reencode(env)
-    assert kernels.is_night(g.time) and env._obs[0]["global"][1] == 1.0
+    assert kernels.is_night(g.time) and env._obs[0]["global"][GLOBAL_IS_NIGHT] == 1.0
     assert s.vis[RADIANT, 1] == 0
     place(g, 1, OPEN_SPOT[0], OPEN_SPOT[1] + 0.9 * s.uf[0, F_VIS_NIGHT])
     reencode(env)
@@ -152,8 +151,8 @@ def test_enemy_creep_in_fog_not_observed():
     assert row_of(env, RADIANT, shown) >= 0
     o = env._obs[0]
     hx, hy = FAR_FROM_RADIANT
-    assert not np.any((np.abs(o["units"][:, UX] - hx) < 1) & (np.abs(o["units"][:, UY] - hy) < 1))
-    assert o["private_minimap"][0, 2].sum() == 1.0  # the visible enemy creep only
+    assert not np.any((np.abs(o["units"][:, UNIT_X] - hx) < 1) & (np.abs(o["units"][:, UNIT_Y] - hy) < 1))
+    assert o["private_minimap"][0, MINIMAP_ENEMY_CREEPS].sum() == 1.0  # the visible enemy creep only
     # Dire sees both of its creeps
     assert row_of(env, DIRE, hidden) >= 0 and row_of(env, DIRE, shown) >= 0
 
@@ -180,15 +179,15 @@ def test_observations_never_leak_fogged_units(mode):
                         continue
                     own = s.ui[v, I_TEAM] == team
                     if own:
-                        assert o["units"][row, U_VISIBLE] == 1.0
+                        assert o["units"][row, UNIT_VISIBLE_NOW] == 1.0
                         continue
                     if s.ui[v, I_TYPE] != UT_HERO:
                         # enemy creeps, buildings and wards appear only while visible, at their true position
                         assert s.vis[team, v] == 1 and s.ui[v, I_ALIVE] == 1
-                        np.testing.assert_allclose(o["units"][row, [UX, UY]], s.uf[v, [F_X, F_Y]], atol=1e-2)
+                        np.testing.assert_allclose(o["units"][row, [UNIT_X, UNIT_Y]], s.uf[v, [F_X, F_Y]], atol=1e-2)
                     elif s.vis[team, v] == 0:
                         hidden_enemies_seen += 1
-                        assert o["units"][row, U_VISIBLE] == 0.0
+                        assert o["units"][row, UNIT_VISIBLE_NOW] == 0.0
                         assert o["unit_masks"][:, row].sum() == 0
             # own units are always visible
             for v in range(MAX_UNITS):

@@ -45,7 +45,7 @@ def test_probabilities_are_the_softmax_of_qualities():
 def test_quality_update_when_the_current_agent_wins():
     pool = pool_with([0.0, -1.0, 0.5])
     p = pool.probabilities()
-    delta = pool.record(2, current_won=True)
+    delta = pool.record(2, current_won=True, sampled_probability=p[1])
     assert delta == pytest.approx(-0.01 / (3 * p[1]))
     assert pool.get(2).quality == pytest.approx(-1.0 - 0.01 / (3 * p[1]))
     assert (pool.get(2).games, pool.get(2).current_wins) == (1, 1)
@@ -54,14 +54,14 @@ def test_quality_update_when_the_current_agent_wins():
 def test_no_update_when_the_past_version_wins():
     pool = pool_with([0.0, -1.0])
     before = [v.quality for v in pool.versions]
-    assert pool.record(1, current_won=False) == 0.0
+    assert pool.record(1, current_won=False, sampled_probability=0.5) == 0.0
     assert [v.quality for v in pool.versions] == before
     assert (pool.get(1).games, pool.get(1).current_wins) == (1, 0)
 
 
 def test_an_unknown_version_result_is_ignored_and_get_names_the_range():
     pool = pool_with([0.0])
-    assert pool.record(7, current_won=True) == 0.0
+    assert pool.record(7, current_won=True, sampled_probability=0.5) == 0.0
     with pytest.raises(ValueError, match="versions 1..1"):
         pool.get(7)
 
@@ -89,16 +89,46 @@ def test_no_past_versions_means_self_play():
 
 def test_repeated_wins_push_a_weak_version_out_of_the_distribution():
     pool = pool_with([0.0, 0.0, 0.0])
-    for _ in range(300):
-        pool.record(1, current_won=True)
+    for _ in range(300):  # each game drawn from the table of its iteration, which follows the pool
+        pool.record(1, current_won=True, sampled_probability=pool.probabilities()[0])
     p = pool.probabilities()
     assert p[0] < 0.05 and p[1] == pytest.approx(p[2])
 
 
+def test_wins_recorded_together_use_their_games_probabilities_and_stay_finite():
+    """Six wins against one version, all drawn from one table (p = 1/3), recorded one after another with eta 0.5:
+    each lowers q by eta / (N p) = 0.5, as eq. 14 says. Using the probability the previous update left instead
+    shrinks p with every win and runs q away to -inf (a divide-by-zero warning at the sixth)."""
+    import json
+    import warnings
+    pool = pool_with([0.0, 0.0, 0.0])
+    pool.eta = 0.5
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with np.errstate(all="raise"):
+            deltas = [pool.record(1, current_won=True, sampled_probability=1 / 3) for _ in range(6)]
+    assert deltas == pytest.approx([-0.5] * 6)
+    assert pool.get(1).quality == pytest.approx(-3.0)
+    json.dumps(pool.state_dict(), allow_nan=False)  # JSON-safe: no inf, no NaN
+
+
+def test_a_quality_never_falls_out_of_range_of_the_best():
+    """A version drawn with a vanishing probability and beaten gets an enormous eq. 14 step: its quality stops
+    QUALITY_RANGE below the best, finite, and its probability stays positive."""
+    from policies.league import QUALITY_RANGE
+    pool = pool_with([0.0, 0.0])
+    for p in (1e-300, 5e-324):
+        pool.record(2, current_won=True, sampled_probability=p)
+        assert pool.get(2).quality == pytest.approx(-QUALITY_RANGE)
+    assert np.isfinite([v.quality for v in pool.versions]).all() and (pool.probabilities() > 0).all()
+    with pytest.raises(ValueError, match="sampled_probability"):
+        pool.record(1, current_won=True, sampled_probability=0.0)
+
+
 def test_state_round_trip():
     pool = pool_with([0.0, -1.0, 0.5])
-    pool.record(3, current_won=True)
-    pool.record(1, current_won=False)
+    pool.record(3, current_won=True, sampled_probability=0.2)
+    pool.record(1, current_won=False, sampled_probability=0.2)
     restored = OpponentPool.from_state_dict(pool.state_dict())
     assert restored.rows() == pool.rows()
     assert restored.get(3).weights_path == "/w/3"

@@ -10,12 +10,13 @@ import os
 import numpy as np
 import pytest
 
-from callbacks.league_play import (LEAGUE_KEY, SLOT_PREFIX, RunnerLeague, league_mapping_fn, load_weights,
-                                   save_weights)
-from test_training_e2e import build_algo, no_home_results, tiny_smoke  # noqa: F401 (fixture)
+from callbacks.league_play import LEAGUE_KEY, RunnerLeague, league_mapping_fn, load_weights, save_weights
+from policies.module_ids import SLOT_PREFIX
+from policies.ratings import DRAW, LOSS, WIN
+from test_training_e2e import build_algo, tiny_smoke
 
 
-# ---- the runner side, without Ray ----------------------------------------------------------------------------------------
+# ---- the runner side, without Ray ------------------------------------------------------------------------------------
 class Loads:
     def __init__(self):
         self.calls = []
@@ -39,6 +40,17 @@ def test_draws_follow_the_pool_probabilities_and_the_past_fraction():
     observed = np.array([counts[v] for v in (1, 2, 3)])
     chi2 = (((observed - past * probs) ** 2) / (past * probs)).sum()
     assert chi2 < 13.8  # chi-square, 2 degrees of freedom, p = 0.001
+
+
+def test_a_matchup_carries_the_probability_its_version_was_drawn_with():
+    """Eq. 14's p_i is the probability with which the version was sampled: the runner keeps it with the game, so a
+    table pushed while the game plays (or the pool's own later updates) cannot change it."""
+    league = RunnerLeague(slots=1, past_fraction=1.0, seed=0)
+    league.set_table([1, 2], ["a", "b"], [0.25, 0.75])
+    m = league.draw(0, Loads())
+    assert m["probability"] == {1: 0.25, 2: 0.75}[m["version"]]
+    league.set_table([1, 2], ["a", "b"], [0.5, 0.5])
+    assert m["probability"] == {1: 0.25, 2: 0.75}[m["version"]]
 
 
 def test_slots_are_shared_by_version_reused_when_free_and_never_swapped_under_a_game():
@@ -85,7 +97,7 @@ def test_league_results_score_capped_games_by_the_configured_rule():
 
     def finished(winner, radiant, dire, past_side="dire"):
         return SimpleNamespace(
-            custom_data={LEAGUE_KEY: {"version": 4, "module": "league_slot_0", "side": past_side},
+            custom_data={LEAGUE_KEY: {"version": 4, "module": "league_slot_0", "side": past_side, "probability": 0.5},
                          RAW_RETURN_KEY: {"radiant": radiant, "dire": dire}},
             get_infos=lambda index: {"radiant_0": {"winner": winner}, "dire_0": {"winner": winner}})
 
@@ -96,12 +108,12 @@ def test_league_results_score_capped_games_by_the_configured_rule():
         for episode in (finished("none", 3.0, 1.0), finished("none", 1.0, 3.0), finished("none", 2.0, 2.0),
                         finished("dire", 9.0, 0.0), finished("none", 1.0, 3.0, past_side="radiant")):
             LeagueCallback().on_episode_end(episode=episode, env_runner=runner, env_index=0)
-        outcomes[rule] = [o for _, o in league.drain()["results"]]
+        outcomes[rule] = [{WIN: "win", LOSS: "loss", DRAW: "draw"}[score] for _, score, _ in league.drain()["results"]]
     assert outcomes["draw"] == ["draw", "draw", "draw", "loss", "draw"]
     assert outcomes["points"] == ["win", "loss", "draw", "loss", "win"]
 
 
-# ---- through RLlib ------------------------------------------------------------------------------------------------------
+# ---- through RLlib ---------------------------------------------------------------------------------------------------
 def digest(state: dict) -> str:
     h = hashlib.sha1()
     for k in sorted(state):

@@ -39,6 +39,35 @@ def test_writes_training_trueskill_and_opponent_plots(tmp_path, capsys):
     assert sorted(os.listdir(empty)) == ["metrics.csv"]
 
 
+def test_iteration_and_version_axes_have_whole_ticks_only():
+    """Three iterations would get ticks at 1.0, 1.5, 2.0, ... by default: iterations and versions are whole."""
+    import matplotlib
+    import pandas as pd
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    metrics = pd.DataFrame({"iteration": [1, 2, 3], "vf_loss": [1.0, 0.5, 0.2], "team_spirit": [0.3, 0.4, 0.5]})
+    league = pd.DataFrame([{"iteration": it, "version": v, "snapshot_iteration": v, "quality": -0.1 * v,
+                            "probability": 1 / it, "games": 1, "current_wins": 0}
+                           for it in (2, 3) for v in range(1, it)])
+    trueskill = pd.DataFrame({"version": [1, 2, 3], "mu": [0.0, 1.0, 2.0], "sigma": [3.0, 3.0, 3.0]})
+    figures = [plot_run.training_figure(metrics), plot_run.trueskill_figure(trueskill),
+               plot_run.opponents_figure(league)]
+    def shown(ticks, limits):
+        return [t for t in ticks if min(limits) <= t <= max(limits)]
+
+    for fig in figures:
+        fig.canvas.draw()
+        for ax in fig.axes:
+            if ax.get_label() == "<colorbar>":  # the opponents' colorbar is a probability
+                continue
+            axes = [(ax.get_xticks(), ax.get_xlim())] + (
+                [(ax.get_yticks(), ax.get_ylim())] if ax.get_ylabel() == "past version" else [])
+            for ticks, limits in axes:
+                visible = shown(ticks, limits)
+                assert visible and all(float(t).is_integer() for t in visible), (ax.get_title(), visible)
+        plt.close(fig)
+
+
 def test_a_directory_without_metrics_is_an_error(tmp_path, capsys):
     assert plot_run.main([str(tmp_path)]) == 2
     assert "metrics.csv" in capsys.readouterr().err

@@ -81,7 +81,7 @@ def test_random_play_keeps_state_sane(mode, seed, ops):
             break
 
 
-# ---- malformed actions ------------------------------------------------------------------------------------------------
+# ---- malformed actions -----------------------------------------------------------------------------------------------
 def _out_of_range(key, n):
     return st.one_of(st.integers(max_value=-1), st.integers(min_value=n))
 

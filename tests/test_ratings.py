@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from app import ratings as R
+from policies import ratings as R
 
 
 def test_trueskill_parameters_are_the_papers():

@@ -3,11 +3,11 @@ overrides, and the training-side post-processing (zero sum, team spirit, time de
 import numpy as np
 import pytest
 
-from app.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019,
-                             RewardTracker, health_curve, postprocess_rewards, reward_weights)
+from app.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019, RewardTracker,
+                             health_curve, postprocess_rewards, reward_weights)
 from app.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
-from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER,
-                            H_DEATHS, H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE)
+from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER, H_DEATHS,
+                            H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE)
 from moba_testlib import (OPEN_SPOT, actions, clear_creeps, creeps_of, make_env, make_game, noop_actions, place,
                           reencode, row_of)
 
@@ -38,7 +38,7 @@ def _only(sig, name, rows=None):
     assert not other.any(), {SIGNALS[j]: other[:, j] for j in range(other.shape[1]) if other[:, j].any()}
 
 
-# ---- the health curve ---------------------------------------------------------------------------------------------------
+# ---- the health curve ------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("x", [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0])
 def test_health_curve_formula(x):
     assert health_curve(x) == pytest.approx(h_curve(x))
@@ -53,7 +53,7 @@ def test_health_curve_shape():
     assert health_curve(-0.5) == 0.0 and health_curve(1.5) == 1.0
 
 
-# ---- per-hero signals through RewardTracker ---------------------------------------------------------------------------
+# ---- per-hero signals through RewardTracker --------------------------------------------------------------------------
 def test_no_change_no_signal():
     g, tr = _tracker()
     assert not tr.step(DT_STEP).any()
@@ -170,7 +170,7 @@ def test_last_hit_and_deny():
     assert w18[8, SIGNAL_INDEX["deny"]] == pytest.approx(0.2)
 
 
-# ---- team signals -------------------------------------------------------------------------------------------------------
+# ---- team signals ----------------------------------------------------------------------------------------------------
 def test_tower_t1_health_and_death():
     g, tr = _tracker()
     t1 = g._rows(UT_TOWER, DIRE, 1, 1)[0]
@@ -273,7 +273,7 @@ def test_lane_assignment_penalty():
     assert tr.step(DT_STEP)[0, k] == 0.0
 
 
-# ---- through the environment ------------------------------------------------------------------------------------------
+# ---- through the environment -----------------------------------------------------------------------------------------
 def test_env_reports_weighted_signals_for_last_hit():
     env = make_env("1v1")
     env.step(noop_actions(env))
@@ -314,7 +314,7 @@ def test_env_preset_2018():
     np.testing.assert_array_equal(env.weights, reward_weights("five_2018"))
 
 
-# ---- presets and weights ----------------------------------------------------------------------------------------------
+# ---- presets and weights ---------------------------------------------------------------------------------------------
 def test_presets():
     assert set(REWARD_PRESETS) == {"five_2018", "five_2019"}
     for preset in REWARD_PRESETS.values():
@@ -346,7 +346,7 @@ def test_overrides_and_errors():
         reward_weights("five_2019", {"deny": True})
 
 
-# ---- post-processing ----------------------------------------------------------------------------------------------------
+# ---- post-processing -------------------------------------------------------------------------------------------------
 TEAM_OF = np.array([0] * 5 + [1] * 5)
 
 

@@ -27,7 +27,6 @@ from app.env import moba_env as moba_env_mod
 from app.env.moba_env import MobaEnv
 from app.server import moba_pb2 as pb
 from app.server import moba_pb2_grpc as pb_grpc
-from app.server import remote_env as remote_env_mod
 from app.server.game_server import GameServer
 from app.server.remote_env import (GameServerFullError, GameServerUnavailableError, RemoteEnvError, RemoteGameLostError,
                                    RemoteMobaEnv, make_moba_env)
@@ -68,11 +67,11 @@ def assert_same_obs(a: dict, b: dict, where=""):
             assert v.tobytes() == w.tobytes(), (where, agent, k)
 
 
-def assert_same_step(r, l, where=""):
-    assert_same_obs(r[0], l[0], where)
+def assert_same_step(r, loc, where=""):
+    assert_same_obs(r[0], loc[0], where)
     for i in range(1, 5):
-        assert r[i] == l[i], (where, i)
-        assert list(r[i]) == list(l[i]), (where, i)  # key order too
+        assert r[i] == loc[i], (where, i)
+        assert list(r[i]) == list(loc[i]), (where, i)  # key order too
 
 
 def noop(env) -> dict:
@@ -107,8 +106,8 @@ def test_same_trajectory_locally_and_through_server(server, mode, offset, steps)
         for t in range(steps):
             acts = rand_actions(l_obs, rng, local.cfg.max_units)
             r = remote.step(acts)
-            l_obs = (l := local.step(acts))[0]
-            assert_same_step(r, l, f"episode {episode} step {t}")
+            l_obs = (stepped := local.step(acts))[0]
+            assert_same_step(r, stepped, f"episode {episode} step {t}")
         for o in r[0].values():  # writable, like the local env's
             assert all(v.flags.writeable for v in o.values())
         assert all(remote.observation_spaces[a].contains(o) for a, o in r[0].items())
@@ -283,6 +282,69 @@ def test_bad_config_json_and_seed_conflict(stub):
         assert code == grpc.StatusCode.INVALID_ARGUMENT and "config_json" in msg and word in msg
     code, msg = status_of(stub.CreateGame, pb.CreateGameRequest(mode="1v1", seed=1, config_json='{"seed": 2}'))
     assert code == grpc.StatusCode.INVALID_ARGUMENT and "seed" in msg
+
+
+# a client value this long, quoted whole, would make the details (gRPC trailing metadata) exceed the client's 8 KiB
+# metadata limit: the client would get RESOURCE_EXHAUSTED ("server full") instead of the real error
+HUGE = "x" * 20_000
+DETAILS_BOUND = 1_500  # game_server.MAX_DETAILS_CHARS, written out so that the tests run on a server without it
+
+
+def test_huge_game_id_is_not_found_with_short_details(stub):
+    for call, req in ((stub.GetSpec, pb.GetSpecRequest(game_id=HUGE)),
+                      (stub.Step, pb.StepRequest(game_id=HUGE)),
+                      (stub.Reset, pb.ResetRequest(game_id=HUGE)),
+                      (stub.CloseGame, pb.CloseGameRequest(game_id=HUGE))):
+        code, msg = status_of(call, req)
+        assert code == grpc.StatusCode.NOT_FOUND, (call, code, msg[:200])
+        assert "unknown game id 'xxxx" in msg and "20000 chars" in msg and len(msg) < 400, msg
+
+
+@pytest.mark.parametrize("mode,config,words", [
+    ("1v1", {"lineup": ["blademaster", HUGE]}, ["lineup", "unknown hero"]),  # the environment's message
+    (HUGE, {}, ["'mode'", "must be one of", "characters, cut"]),  # the environment's message, cut by the server
+    ("1v1", {"mode": HUGE}, ["mode", "disagrees", "20000 chars"]),
+    ("", {"mode": "\u00e9" * 20_000}, ["mode"]),  # non-ASCII: percent-encoded, up to 6 bytes a character
+    ("1v1", {"seed": HUGE}, ["seed"]),
+], ids=["lineup", "mode", "config-mode", "non-ascii-mode", "config-seed"])
+def test_huge_config_value_is_invalid_argument_with_short_details(stub, mode, config, words):
+    req = pb.CreateGameRequest(mode=mode, config_json=json.dumps(config, ensure_ascii=False))
+    if "seed" in config:
+        req.seed = 1
+    code, msg = status_of(stub.CreateGame, req)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT, (code, msg[:200])
+    assert len(msg) <= DETAILS_BOUND and msg.isascii(), msg
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+def test_huge_agent_id_is_invalid_argument_with_short_details(stub):
+    spec = _new_game(stub)
+    req = _noop_request(spec)
+    req.actions[HUGE].CopyFrom(pb.Action(**NOOP))
+    code, msg = status_of(stub.Step, req)
+    assert code == grpc.StatusCode.INVALID_ARGUMENT, (code, msg[:200])
+    assert len(msg) <= DETAILS_BOUND and "unknown" in msg and spec.game_id in msg, msg  # the end is kept too
+    stub.Step(_noop_request(spec))  # the game is intact
+    stub.CloseGame(pb.CloseGameRequest(game_id=spec.game_id))
+
+
+def test_quoted_and_capped_details():
+    from app.server import game_server as gs
+    assert gs.quoted("nope-123") == "'nope-123'" and gs.quoted(7) == "7" and gs.quoted(None) == "None"
+    edge = "a" * (gs.MAX_ECHO_CHARS - 2)  # quoted, exactly the limit: untouched
+    assert gs.quoted(edge) == repr(edge)
+    q = gs.quoted(HUGE)
+    assert q.startswith("'xxxx") and q.endswith("... (20000 chars)") and len(q) <= gs.MAX_ECHO_CHARS + 20
+    assert gs.quoted(["y" * 500]).startswith("['yyyy") and len(gs.quoted(["y" * 500])) <= gs.MAX_ECHO_CHARS + 30
+    # the whole details: short ones untouched, long ones cut in the middle, always ASCII
+    assert gs.capped_details("unknown game id 'g1'") == "unknown game id 'g1'"
+    long = "start " + "z" * 10_000 + " end"
+    capped = gs.capped_details(long)
+    assert len(capped) <= gs.MAX_DETAILS_CHARS == DETAILS_BOUND
+    assert capped.startswith("start zzz") and capped.endswith("zzz end") and "10010 characters" in capped
+    assert gs.capped_details("h\u00e9ro \u2192 \U0001f600") == "h\\xe9ro \\u2192 \\U0001f600"
+    assert len(gs.capped_details("\U0001f600" * 5_000)) <= gs.MAX_DETAILS_CHARS
 
 
 def test_step_before_reset_and_after_end_is_failed_precondition(stub):

@@ -35,7 +35,7 @@ def with_key(dotted: str, value) -> dict:
     return train_config.set_key(smoke_raw(), dotted, value)
 
 
-# ---- validation errors name the key and what is allowed ----------------------------------------------------------------
+# ---- validation errors name the key and what is allowed --------------------------------------------------------------
 def test_defaults_fill_an_empty_config():
     cfg = train_config.validate({})
     assert cfg["ppo"] == train_config.PPO_DEFAULTS
@@ -73,7 +73,8 @@ def test_wrong_type():
 
 @pytest.mark.parametrize("dotted,value,expect", [
     ("ppo.gae_lambda", 1.5, "[0, 1]"),
-    ("ppo.adam_beta1", -0.1, "[0, 1]"),
+    ("ppo.adam_beta1", -0.1, "[0, 1)"),
+    ("ppo.adam_beta2", 1.0, "[0, 1)"),  # Adam's betas: torch.optim.Adam refuses 1
     ("ppo.num_epochs", 0, ">= 1"),
     ("ppo.clip_param", 0.0, "> 0"),
     ("ppo.dual_clip", 0.5, "> 1"),
@@ -158,7 +159,7 @@ def test_bad_sweep_value_names_the_swept_key():
     assert "team_spirit" in msg and "[0.0, 1.0]" in msg
 
 
-# ---- load and --set ----------------------------------------------------------------------------------------------------
+# ---- load and --set --------------------------------------------------------------------------------------------------
 def test_set_overrides_apply_dotted_keys_with_yaml_values():
     cfg = train_config.load(SMOKE, [
         "ppo.num_epochs=2", "env.mode=5v5", "reward.zero_sum=false", "ppo.dual_clip=3", "seed=7",
@@ -211,7 +212,7 @@ def test_smoke_config_is_a_small_1v1_run():
     assert cfg["schedules"]["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3], [3.0, 0.8]]}
 
 
-# ---- the CLI fails before Ray starts ----------------------------------------------------------------------------------
+# ---- the CLI fails before Ray starts ---------------------------------------------------------------------------------
 def run_mains_in_subprocess(arg_lists, tmp_path):
     """Runs app.train.main once per argument list in one fresh interpreter; returns [(rc, stderr, ray started)]."""
     code = ("import contextlib, io, json, sys, ray\n"
@@ -249,7 +250,7 @@ def test_main_with_a_bad_config_returns_2_before_ray_starts(tmp_path):
     assert not (tmp_path / "results").exists()
 
 
-# ---- schedules ----------------------------------------------------------------------------------------------------------
+# ---- schedules -------------------------------------------------------------------------------------------------------
 def test_schedule_interpolates_piecewise_linearly_and_clamps():
     s = Schedule.parse("team_spirit", {"points": [[0, 0.2], [10, 0.6], [30, 1.0]]})
     assert s.unit == "iterations"
@@ -334,7 +335,7 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
     """The line a run prints per iteration: the raw return (the post-processed one is ~0 in zero-sum self-play),
     the points and margin against the random agent, TrueSkill and the league when present, "-" where a value is
     missing (NaN: no game ended this iteration)."""
-    from app.train import progress_line, progress_row
+    from app.progress import progress_line, progress_row
     result = {"training_iteration": 7, "time_this_iter_s": 2.0, "time_total_s": 14.0,
               "env_runners": {"num_env_steps_sampled": 1000, "num_env_steps_sampled_lifetime": 7000,
                               "num_agent_steps_sampled": {"main": 10000}, "episode_return_mean": 0.01,

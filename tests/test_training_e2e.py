@@ -20,14 +20,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "tune_configs", "smoke.yaml")
 
 
-@pytest.fixture
-def no_home_results(tmp_path, monkeypatch):
-    """A standalone Algorithm (built outside Tune) makes a log dir in ~/ray_results: put it under tmp_path."""
-    import ray.tune.trainable.trainable as trainable
-    monkeypatch.setattr(trainable, "DEFAULT_STORAGE_PATH", str(tmp_path / "ray_results"))
-    return tmp_path
-
-
 def tiny_smoke(**changes) -> dict:
     """The smoke config (1v1, tiny network) with tiny batches and short games, validated. `changes`: dotted keys
     with "__" for "." (reward__zero_sum=False)."""
@@ -46,7 +38,7 @@ def tiny_smoke(**changes) -> dict:
 def build_algo(cfg, extra_callbacks=(), whole_batch=False):
     from ray.tune.registry import register_env
 
-    from app.train import ENV_NAME, build_algo_config, make_training_env
+    from app.algorithm import ENV_NAME, build_algo_config, make_training_env
     register_env(ENV_NAME, make_training_env)
     config = build_algo_config(cfg)
     if whole_batch:
@@ -62,7 +54,7 @@ def read_metrics(run_dir):
         return list(csv.DictReader(f))
 
 
-# ---- the CLI: a run, then --resume ---------------------------------------------------------------------------------------
+# ---- the CLI: a run, then --resume -----------------------------------------------------------------------------------
 def test_main_runs_and_resumes_with_schedules(ray_session, tmp_path, capsys):
     from app.train import main
     storage = tmp_path / "results"
@@ -95,13 +87,18 @@ def test_main_runs_and_resumes_with_schedules(ray_session, tmp_path, capsys):
 
 # ---- the learner trains on the post-processed rewards --------------------------------------------------------------
 def test_learner_trains_on_post_processed_rewards(ray_session, no_home_results):
-    results = {}
-    for zero_sum in (True, False):
-        algo = build_algo(tiny_smoke(reward__zero_sum=zero_sum), whole_batch=True)
+    results, optimizer_betas = {}, {}
+    for zero_sum, betas in ((True, (0.9, 0.999)), (False, (0.8, 0.95))):
+        algo = build_algo(tiny_smoke(reward__zero_sum=zero_sum, ppo__adam_beta1=betas[0], ppo__adam_beta2=betas[1]),
+                          whole_batch=True)
         try:
             results[zero_sum] = algo.train()
+            optimizers = algo.learner_group._learner._named_optimizers.values()
+            optimizer_betas[zero_sum] = {tuple(group["betas"]) for o in optimizers for group in o.param_groups}
         finally:
             algo.stop()
+    # ppo.adam_beta1/2 reach Adam (RLlib's default optimizer would keep torch's 0.9, 0.999)
+    assert optimizer_betas == {True: {(0.9, 0.999)}, False: {(0.8, 0.95)}}
     zs = results[True]
     learner = zs["learners"]["main"]
     # 1v1 zero sum: at every env step the two heroes' rewards cancel, and the batch holds both heroes' steps

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -375,7 +374,7 @@ def test_update_normalizers_counts_only_valid_steps_and_units():
     assert module.norm["private_minimap"].count.item() == n_valid * n_team
 
 
-# ---- dual clip ---------------------------------------------------------------------------------------------------------
+# ---- dual clip -------------------------------------------------------------------------------------------------------
 def test_dual_clip_bounds_negative_advantages():
     adv = torch.tensor([-1.0, -2.0, -1.0])
     ratio = torch.tensor([10.0, 100.0, 0.5])

@@ -1,15 +1,15 @@
-"""Training-side reward post-processing (callbacks/reward_postprocessing.py) and the win-probability label
-(callbacks/win_label.py)."""
+"""Training-side reward post-processing (app/env/reward_wrapper.py) and the win-probability label
+(policies/win_label.py)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from app.env.moba_env import MobaEnv
+from app.env.reward_wrapper import SCALE_WARMUP, PostprocessedRewardEnv, ReturnScaler
 from app.env.rewards import TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
-from callbacks.reward_postprocessing import SCALE_WARMUP, PostprocessedRewardEnv, ReturnScaler
-from callbacks.win_label import DRAW_LABEL, segment_label
 from policies.scripted import RandomAgent
+from policies.win_label import DRAW_LABEL, segment_label
 
 STEPS = 50
 

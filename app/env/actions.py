@@ -14,25 +14,24 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from app.game.abilities import (TARGET_TYPE_READS_UNIT, TT_POINT, TT_TELEPORT, TT_UNIT, TT_UNIT_OFFSET, TT_WARD, UK_ALLY,
-                                UK_ATTACK, UK_ENEMY, UK_NONE, UK_TELEPORT)
-from app.game.constants import (BUILDING_TYPES, N_DELAYS, SHRINE_RADIUS, UT_HERO, UT_SHRINE)
+from app.game.abilities import (TARGET_TYPE_READS_UNIT, TT_POINT, TT_TELEPORT, TT_UNIT, TT_UNIT_OFFSET, TT_WARD,
+                                UK_ALLY, UK_ATTACK, UK_ENEMY, UK_NONE, UK_TELEPORT)
+from app.game.constants import BUILDING_TYPES, N_DELAYS, SHRINE_RADIUS, UT_HERO, UT_SHRINE
 from app.game.items import ITEM_ACTIONS
 from app.game.kernels import alive, buyback_cost, can_attack, can_target_spell, dist
-from app.game.state import (G_BB_CD, G_CD0, G_GOLD, G_ICD0, H_AB0, H_CH0, H_IT0, H_LEVEL, H_UNIT, I_ALIVE, I_TEAM,
-                            I_TYPE, F_MANA, F_SHRINE_CD, F_STUN_T, F_X, F_Y, GF_TIME, INVENTORY, OK_ABILITY,
-                            OK_ATTACK, OK_BUYBACK, OK_ITEM, OK_MOVE, OK_SHRINE, P_ACTIVE, P_ARG, P_KIND, P_TICK,
-                            P_UNIT, P_X, P_Y)
-from app.game.tables import A_MANA, A_PASSIVE, A_TT, A_UK, IS_CONSUMABLE
+from app.game.state import (F_MANA, F_SHRINE_CD, F_STUN_T, G_BB_CD, G_CD0, G_GOLD, G_ICD0, GF_TIME, H_AB0, H_CH0, H_IT0,
+                            H_LEVEL, H_UNIT, I_ALIVE, I_TEAM, I_TYPE, INVENTORY, OK_ABILITY, OK_ATTACK, OK_BUYBACK,
+                            OK_ITEM, OK_MOVE, OK_SHRINE, P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
+from app.game.tables import A_MANA, A_PASSIVE, A_TT, A_UK, ABILITIES_PER_HERO, IS_CONSUMABLE
 
 # ---- primary actions -------------------------------------------------------------------------------------------------
 A_NOOP, A_MOVE, A_ATTACK = 0, 1, 2
 A_ABILITY0 = 3  # abilities 1-4: 3..6
-A_ITEM0 = 7  # item actions, in ITEM_ACTIONS order: 7..13
+A_ITEM0 = A_ABILITY0 + ABILITIES_PER_HERO  # item actions, in ITEM_ACTIONS order: 7..13
 A_BUYBACK = A_ITEM0 + len(ITEM_ACTIONS)
 A_SHRINE = A_BUYBACK + 1
 N_PRIMARY = A_SHRINE + 1
-PRIMARY_NAMES = (("noop", "move", "attack") + tuple(f"ability_{k + 1}" for k in range(4))
+PRIMARY_NAMES = (("noop", "move", "attack") + tuple(f"ability_{k + 1}" for k in range(ABILITIES_PER_HERO))
                  + tuple(f"item_{n}" for n in ITEM_ACTIONS) + ("buyback", "shrine"))
 
 N_OFFSETS = 9  # offsets -4..4 (app. F, figure 15)
@@ -47,6 +46,8 @@ ATTACK_TARGET_RADIUS = 1500.0
 SPELL_TARGET_RADIUS = 1200.0
 
 ACTION_KEYS = ("primary", "delay", "target_unit", "offset_x", "offset_y")
+# doing nothing: no-op, no delay, the first unit row, the centre offset (each ignored by the no-op)
+NOOP_ACTION = {"primary": A_NOOP, "delay": 0, "target_unit": 0, "offset_x": N_OFFSETS // 2, "offset_y": N_OFFSETS // 2}
 
 
 def action_space(max_units: int) -> spaces.Dict:
@@ -89,7 +90,7 @@ def hero_action_table(hero_ab: np.ndarray, abi: np.ndarray, ia_ab: np.ndarray):
     uk = np.zeros((n, N_PRIMARY), np.int64)
     tt[:, A_MOVE] = TT_POINT
     tt[:, A_ATTACK], uk[:, A_ATTACK] = TT_UNIT, UK_ATTACK
-    for k in range(4):
+    for k in range(ABILITIES_PER_HERO):
         tt[:, A_ABILITY0 + k] = abi[hero_ab[:, k], A_TT]
         uk[:, A_ABILITY0 + k] = abi[hero_ab[:, k], A_UK]
     for k in range(len(ITEM_ACTIONS)):
@@ -139,7 +140,7 @@ def action_mask_for(uf, ui, hf, hi, gf, h, tt_row, uk_row, umask, abi, abf, hero
     out[A_MOVE] = 1
     if umask[UK_ATTACK].any():
         out[A_ATTACK] = 1
-    for k in range(4):
+    for k in range(ABILITIES_PER_HERO):
         ab = hero_ab[h, k]
         lv = hi[h, H_AB0 + k] - 1
         if lv < 0 or abi[ab, A_PASSIVE] == 1 or hf[h, G_CD0 + k] > 0.0 or uf[u, F_MANA] < abf[ab, A_MANA + lv]:
@@ -197,7 +198,7 @@ def decode_action(act: np.ndarray, h: int, hero_pos: tuple, tt_row: np.ndarray, 
         kind, arg = OK_MOVE, 0
     elif p == A_ATTACK:
         kind, arg = OK_ATTACK, 0
-    elif A_ABILITY0 <= p < A_ABILITY0 + 4:
+    elif A_ABILITY0 <= p < A_ITEM0:
         kind, arg = OK_ABILITY, p - A_ABILITY0
     elif A_ITEM0 <= p < A_BUYBACK:
         kind, arg = OK_ITEM, p - A_ITEM0

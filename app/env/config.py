@@ -5,10 +5,12 @@ import math
 from dataclasses import dataclass, field, fields
 
 from app.env.rewards import DEFAULT_PRESET, REWARD_PRESETS, SIGNALS
-from app.game.constants import DEFAULT_FRAMESKIP
+from app.game.constants import DEFAULT_FRAMESKIP, MAX_FRAMESKIP
 from app.game.heroes import HERO_INDEX
+from app.game.teams import MODE_1V1, MODE_5V5, MODES, n_heroes
 
-DEFAULT_MAX_UNITS = {"5v5": 64, "1v1": 32}
+DEFAULT_MAX_UNITS = {MODE_5V5: 64, MODE_1V1: 32}  # observation rows: the team's heroes, then the nearest units
+MAX_OBSERVED_UNITS = 256  # the most observation rows max_units may ask for
 RANDOMIZATION_KEYS = ("hero_state", "lane_assignments", "lineup", "item_builds", "first_game_length")
 # keys RLlib puts into an EnvContext, which the env ignores
 _RLLIB_CONTEXT_KEYS = {"worker_index", "vector_index", "num_workers", "remote", "recreated_worker"}
@@ -16,10 +18,10 @@ _RLLIB_CONTEXT_KEYS = {"worker_index", "vector_index", "num_workers", "remote", 
 
 @dataclass
 class EnvConfig:
-    mode: str = "5v5"
+    mode: str = MODE_5V5
     seed: int | None = None
     frameskip: int = DEFAULT_FRAMESKIP  # app. L: act every 4th tick
-    time_limit_s: float = 0.0  # 0 = the mode's default (constants.DEFAULT_TIME_LIMIT_S)
+    time_limit_s: float = 0.0  # 0 = the mode's default (teams.DEFAULT_TIME_LIMIT_S)
     max_units: int = 0  # 0 = DEFAULT_MAX_UNITS[mode]
     action_offset: bool = False  # app. L: the action applied at T+1 is the one decided from the observation at T
     evaluation: bool = False  # evaluation mode: every randomization off (app. O.2)
@@ -42,19 +44,21 @@ class EnvConfig:
     def validate(self):
         def bad(key, msg):
             raise ValueError(f"env config {key!r}: {msg}")
-        if not isinstance(self.mode, str) or self.mode not in DEFAULT_MAX_UNITS:
-            bad("mode", f"must be one of {sorted(DEFAULT_MAX_UNITS)}, got {self.mode!r}")
+        if not isinstance(self.mode, str) or self.mode not in MODES:
+            bad("mode", f"must be one of {list(MODES)}, got {self.mode!r}")
         if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int)):
             bad("seed", f"must be an int or None, got {self.seed!r}")
-        if isinstance(self.frameskip, bool) or not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= 30:
-            bad("frameskip", f"must be an int in [1, 30], got {self.frameskip!r}")
+        if isinstance(self.frameskip, bool) or not isinstance(self.frameskip, int) \
+                or not 1 <= self.frameskip <= MAX_FRAMESKIP:
+            bad("frameskip", f"must be an int in [1, {MAX_FRAMESKIP}], got {self.frameskip!r}")
         if isinstance(self.time_limit_s, bool) or not isinstance(self.time_limit_s, (int, float)) \
                 or not math.isfinite(self.time_limit_s) or self.time_limit_s < 0:
             bad("time_limit_s", f"must be a number >= 0 (0 = default), got {self.time_limit_s!r}")
-        n_heroes = 10 if self.mode == "5v5" else 2
+        heroes = n_heroes(self.mode)
         if isinstance(self.max_units, bool) or not isinstance(self.max_units, int) or \
-                (self.max_units != 0 and not n_heroes + 1 <= self.max_units <= 256):
-            bad("max_units", f"must be 0 (default) or an int in [{n_heroes + 1}, 256], got {self.max_units!r}")
+                (self.max_units != 0 and not heroes + 1 <= self.max_units <= MAX_OBSERVED_UNITS):
+            bad("max_units", f"must be 0 (default) or an int in [{heroes + 1}, {MAX_OBSERVED_UNITS}], "
+                             f"got {self.max_units!r}")
         for key in ("action_offset", "evaluation"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, f"must be true or false, got {getattr(self, key)!r}")
@@ -67,11 +71,11 @@ class EnvConfig:
                 bad(f"randomize.{k}", f"must be true or false, got {v!r}")
         self.randomize = {**{k: True for k in RANDOMIZATION_KEYS}, **self.randomize}
         if not isinstance(self.lineup, (list, tuple)):
-            bad("lineup", f"must be a list of {n_heroes} hero names, got {self.lineup!r}")
+            bad("lineup", f"must be a list of {heroes} hero names, got {self.lineup!r}")
         self.lineup = tuple(self.lineup)
         if self.lineup:
-            if len(self.lineup) != n_heroes:
-                bad("lineup", f"mode {self.mode} needs {n_heroes} hero names, got {len(self.lineup)}")
+            if len(self.lineup) != heroes:
+                bad("lineup", f"mode {self.mode} needs {heroes} hero names, got {len(self.lineup)}")
             for name in self.lineup:
                 if not isinstance(name, str) or name not in HERO_INDEX:
                     bad("lineup", f"unknown hero {name!r}; allowed: {sorted(HERO_INDEX)}")

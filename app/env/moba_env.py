@@ -1,26 +1,22 @@
-"""``MobaEnv``: the RLlib ``MultiAgentEnv`` over the engine, for modes "5v5" and "1v1".
-
-Agent ids are "radiant_0".."radiant_{n-1}" and "dire_0".."dire_{n-1}". Every hero, alive or dead, gets an observation
-every step until the game ends (a dead hero's legal actions are no-op and buyback), so the heroes' steps stay
-aligned (see shared/notes/rllib.md, section 1). An ancient (or crystal) destroyed ends the game as `terminated`; the
-time limit ends it as `truncated`. Rewards are the weighted raw signals of ``rewards.py``; zero sum, team spirit and
-time decay are left to the training side (``rewards.postprocess_rewards``).
-"""
+"""``MobaEnv``: the RLlib ``MultiAgentEnv`` over the engine, for modes "5v5" and "1v1". Its class docstring is the
+environment's contract; ``docs/observations.md``, ``docs/actions.md`` and ``docs/rewards.md`` have the tables."""
 from __future__ import annotations
 
 import itertools
 
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.annotations import override
 
 from app.env.actions import action_space, decode_action, validate_action
 from app.env.config import EnvConfig
 from app.env.observation import ObservationEncoder, observation_space
 from app.env.randomization import sample_game
 from app.env.rewards import SIGNAL_INDEX, SIGNALS, RewardTracker, reward_weights
-from app.game.constants import TEAM_NAMES, TICKS_PER_SECOND
-from app.game.engine import TEAM_SIZE, Game
+from app.game.constants import TICKS_PER_SECOND
+from app.game.engine import Game
 from app.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
+from app.game.teams import TEAM_SIZE, agent_ids, winner_name
 
 _instance_counter = itertools.count()
 
@@ -30,11 +26,6 @@ def next_instance_id() -> int:
     return next(_instance_counter)
 
 
-def agent_ids(mode: str) -> list[str]:
-    n = TEAM_SIZE[mode]
-    return [f"{team}_{i}" for team in TEAM_NAMES for i in range(n)]
-
-
 def agent_spaces(agents: list[str], team_size: int, max_units: int) -> tuple[dict, dict]:
     """Every agent's observation and action space (the same for all heroes)."""
     obs_space, act_space = observation_space(team_size, max_units), action_space(max_units)
@@ -42,6 +33,59 @@ def agent_spaces(agents: list[str], team_size: int, max_units: int) -> tuple[dic
 
 
 class MobaEnv(MultiAgentEnv):
+    """A MOBA game of two teams, one agent per hero: 5v5 (Dota-like, seeds/003) or 1v1 (Honor of Kings Arena-like,
+    seeds/004), on the engine of ``app/game``.
+
+    ## Agents
+
+    ``possible_agents`` are ``"radiant_0" .. "radiant_{n-1}"`` then ``"dire_0" .. "dire_{n-1}"`` (n = 5 or 1,
+    ``app/game/teams.py``); ``agents`` is always all of them: a dead hero stays an agent (its legal actions are
+    no-op and buyback), so that every hero gets an observation and acts at every step until the game ends.
+
+    ## Action space
+
+    Per agent, ``Dict`` of five ``Discrete`` parameters (``app/env/actions.py``, seeds/003 app. F, Table 5):
+    ``primary`` (N_PRIMARY actions: no-op, move, attack, 4 abilities, 7 item actions, buyback, shrine), ``delay``
+    (the tick inside the frameskip, 0..3), ``target_unit`` (a row of the observation's unit table, 0..max_units-1),
+    ``offset_x`` and ``offset_y`` (0..8, i.e. -4..4 grid steps). The primary action's target type decides which
+    parameters are read. A masked primary action or unit (``action_mask``, ``unit_masks``) is a no-op, never an
+    error. ``step`` needs an action for every agent; a missing or unknown agent, a missing field or a value out of
+    range raises ``ValueError`` naming the agent, the field and the allowed range, before anything changes.
+
+    ## Observation space
+
+    Per agent, ``Dict`` of float32/int32 ``Box`` es (``app/env/observation.py``, modelled on seeds/003 app. E,
+    Table 4): the global features, up to max_units units (the team's heroes first, then visible units nearest to
+    them), every hero's features, ids and items, ``me`` (which teammate this is), each teammate's private inputs
+    (minimap, previous action, lane assignment), and the action masks. Floats are not normalized (the model does
+    that). Enemy heroes in the fog of war are reported where and as they were last seen.
+
+    ## Rewards
+
+    Per agent, the sum of the raw signals of seeds/003 Table 6 (``app/env/rewards.py``: win, hero death, xp, gold,
+    health, last hits, buildings, lane assignment, ...) weighted by ``reward_preset`` and ``reward_weights``.
+    ``infos[agent]["reward_signals"]`` has the weighted signals by name, ``infos[agent]["game_time_s"]`` the game
+    time. Zero sum, team spirit and time decay are not applied here: the training side does
+    (``app/env/reward_wrapper.PostprocessedRewardEnv``).
+
+    ## Episode end
+
+    Destroying the enemy ancient (the crystal in 1v1) ends the game as ``terminated`` for every agent; the time limit
+    ends it as ``truncated`` (``"__all__"`` keys included). Every agent gets an observation at the last step, and
+    ``infos[agent]["winner"]`` is ``"radiant"``, ``"dire"`` or ``"none"`` (time limit). ``step`` after the end raises
+    ``RuntimeError``: call ``reset``.
+
+    ## Arguments
+
+    ``config``: a dict or RLlib ``EnvContext`` of ``EnvConfig`` keys (``app/env/config.py``): ``mode`` ("5v5" or
+    "1v1"), ``seed``, ``frameskip`` (4: an agent acts every 4th of 30 ticks a second), ``time_limit_s`` (0: the
+    mode's default), ``max_units`` (0: 64 in 5v5, 32 in 1v1), ``action_offset`` (app. L), ``evaluation`` (true turns
+    every domain randomization off), ``randomize`` (which randomizations of app. O.2 are on), ``lineup``,
+    ``reward_preset`` and ``reward_weights``. A bad key or value raises ``ValueError`` naming it and the allowed
+    values. A seeded env mixes RLlib's worker index and a per-process instance number into the seed, so that parallel
+    envs play different games; ``reset(seed=s)`` replays the same game for the same seed.
+    """
+
     metadata = {"render_modes": []}
 
     def __init__(self, config=None):
@@ -74,7 +118,8 @@ class MobaEnv(MultiAgentEnv):
         # seed 42 on every runner and sub-env would play identical games: mix in the worker and the instance
         return None if seed is None else [int(seed), self.worker_index, self.instance_id]
 
-    # ---- gymnasium API -------------------------------------------------------------------------------------------------
+    # ---- gymnasium API -----------------------------------------------------------------------------------------------
+    @override(MultiAgentEnv)
     def reset(self, *, seed=None, options=None):
         if seed is not None:
             self._rng = np.random.default_rng(self._seed_sequence(seed))
@@ -93,6 +138,7 @@ class MobaEnv(MultiAgentEnv):
                  for i, a in enumerate(self.agents)}
         return {a: self._obs[i] for i, a in enumerate(self.agents)}, infos
 
+    @override(MultiAgentEnv)
     def step(self, action_dict):
         if self._done:
             raise RuntimeError("MobaEnv.step called on a finished game: call reset() first")
@@ -115,7 +161,7 @@ class MobaEnv(MultiAgentEnv):
             rewards[a] = float(rewards_arr[i])
             infos[a] = {"reward_signals": dict(zip(SIGNALS, weighted[i].tolist())), "game_time_s": self.game.time}
             if self._done:
-                infos[a]["winner"] = {0: "radiant", 1: "dire"}.get(self.game.winner, "none")
+                infos[a]["winner"] = winner_name(self.game.winner)
         terminateds = {a: terminated for a in self.possible_agents}
         truncateds = {a: truncated and not terminated for a in self.possible_agents}
         terminateds["__all__"] = terminated
@@ -123,7 +169,7 @@ class MobaEnv(MultiAgentEnv):
         self.last_events = events
         return obs, rewards, terminateds, truncateds, infos
 
-    # ---- helpers -------------------------------------------------------------------------------------------------------
+    # ---- helpers -----------------------------------------------------------------------------------------------------
     def _validate(self, action_dict) -> np.ndarray:
         if not isinstance(action_dict, dict):
             raise ValueError(f"actions: expected a dict keyed by agent id, got {type(action_dict).__name__}")

@@ -1,32 +1,39 @@
 """Observations: one Dict per hero, modelled on Table 4 of seeds/003 (app. E), encoded by compiled kernels.
 
 Floats are un-normalized (the model normalizes, app. E). The feature tables below are the documentation: every
-feature with its unit and its source in the engine state. Layout of one hero's observation:
+feature with its unit and its source in the engine state. Each column also has an index constant named after its
+table row (``UNIT_IS_ENEMY`` for "is_enemy" of UNIT_FEATURES; the repeated blocks of HERO_FEATURES through
+HERO_ABILITY_1_LEVEL, HERO_ITEM_ACTION_0_COOLDOWN and HERO_ITEM_SLOT_0_CHARGES), checked against the tables at import.
+Layout of one hero's observation:
 
-==================  ===========================  ====================================================================
-key                 shape                        content
-==================  ===========================  ====================================================================
-global              (N_GLOBAL,)                  GLOBAL_FEATURES
-units               (U, N_UNIT)                  UNIT_FEATURES for up to U units: the team's heroes (slots 0..n-1,
-                                                 own team first), then visible units nearest to allied heroes first
-unit_type           (U,)                         unit type + 1 (constants.UNIT_TYPE_NAMES); 0 = empty row
-unit_valid          (U,)                         1 if the row holds a unit
-heroes              (2n, N_HERO)                 HERO_FEATURES for every hero: allies (team order), then enemies
-hero_id             (2n,)                        hero definition index + 1 (heroes.HEROES); 0 = enemy never seen
-hero_items          (2n, 6)                      item index + 1 per inventory slot (items.ITEMS); 0 = empty/unknown
-me                  (n,)                         one-hot: which of the team's heroes this observation belongs to
-private_minimap     (n, 3, 8, 8)                 per allied hero: nearby map, MINIMAP_CHANNELS on 8x8 cells of
-                                                 MINIMAP_CELL units centred on the hero
-private_prev_action (n, 5)                       per allied hero: its previous action (actions.ACTION_KEYS)
-private_lanes       (n, 4)                       per allied hero: lane assignment top/mid/bot (0/1) and seconds
-                                                 left of the lane-assignment penalty (app. O.2)
-action_mask         (N_PRIMARY,)                 1 = primary action available (the action filters)
-unit_masks          (N_UNIT_KINDS, U)            1 = row may be the unit parameter of an action of that unit kind
-action_target_type  (N_PRIMARY,)                 Table 5 target type of each primary action (abilities.TT_*)
-action_unit_kind    (N_PRIMARY,)                 which unit_masks row each primary action reads (abilities.UK_*)
-action_id           (N_PRIMARY,)                 embedding id: generic actions 0..N_PRIMARY-1, a hero ability
-                                                 N_PRIMARY + its global ability id (tables.py)
-==================  ===========================  ====================================================================
+==================  ===============================  ================================================================
+key                 shape                            content
+==================  ===============================  ================================================================
+global              (N_GLOBAL,)                      GLOBAL_FEATURES (columns GLOBAL_*)
+units               (U, N_UNIT)                      UNIT_FEATURES (columns UNIT_*) for up to U units: the team's
+                                                     heroes (slots 0..n-1, own team first), then visible units
+                                                     nearest to allied heroes first
+unit_type           (U,)                             unit type + 1 (constants.UNIT_TYPE_NAMES); 0 = empty row
+unit_valid          (U,)                             1 if the row holds a unit
+heroes              (2n, N_HERO)                     HERO_FEATURES (columns HERO_*) for every hero: allies (team
+                                                     order), then enemies
+hero_id             (2n,)                            hero definition index + 1 (heroes.HEROES); 0 = enemy never seen
+hero_items          (2n, INVENTORY)                  item index + 1 per inventory slot (items.ITEMS); 0 = empty or
+                                                     unknown
+me                  (n,)                             one-hot: which of the team's heroes this observation belongs to
+private_minimap     (n, N_MINIMAP_CHANNELS,          per allied hero: nearby map, MINIMAP_CHANNELS (channels
+                    MINIMAP_N, MINIMAP_N)            MINIMAP_*) on MINIMAP_N x MINIMAP_N cells of MINIMAP_CELL units
+                                                     centred on the hero
+private_prev_action (n, len(ACTION_KEYS))            per allied hero: its previous action (actions.ACTION_KEYS)
+private_lanes       (n, N_LANE)                      per allied hero: LANE_FEATURES (columns LANE_*), its lane
+                                                     assignment and the time left of its penalty (app. O.2)
+action_mask         (N_PRIMARY,)                     1 = primary action available (the action filters)
+unit_masks          (N_UNIT_KINDS, U)                1 = row may be the unit parameter of an action of that unit kind
+action_target_type  (N_PRIMARY,)                     Table 5 target type of each primary action (abilities.TT_*)
+action_unit_kind    (N_PRIMARY,)                     which unit_masks row each primary action reads (abilities.UK_*)
+action_id           (N_PRIMARY,)                     embedding id (< N_ACTION_IDS): generic actions 0..N_PRIMARY-1, a
+                                                     hero ability N_PRIMARY + its global ability id (tables.py)
+==================  ===============================  ================================================================
 
 The "private_*" parts and ``me`` are what differs between the five heroes of a team (Table 4, footnote e); they are
 included for every teammate so that a model can run the cross-hero pool of app. H.
@@ -37,16 +44,40 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from app.env.actions import N_PRIMARY, action_mask_for, unit_masks_for
+from app.env.actions import A_ABILITY0, ACTION_KEYS, N_OFFSETS, N_PRIMARY, action_mask_for, unit_masks_for
 from app.game.abilities import N_TARGET_TYPES, N_UNIT_KINDS
-from app.game.constants import (DAY_NIGHT_PERIOD_S, GRID_CELL, GRID_N, MAX_UNITS, N_UNIT_TYPES, UT_CREEP_MELEE,
-                                UT_CREEP_RANGED, UT_FOUNTAIN, UT_HERO, WAVE_INTERVAL_S, CREEP_UPGRADE_EVERY_S,
-                                DENY_HP_FRAC)
+from app.game.constants import (CREEP_UPGRADE_EVERY_S, DAY_NIGHT_PERIOD_S, DENY_HP_FRAC, GRID_CELL, GRID_N, LANE_BOT,
+                                LANE_MID, LANE_TOP, MAX_UNITS, N_DELAYS, N_UNIT_TYPES, UT_CREEP_MELEE, UT_CREEP_RANGED,
+                                UT_FOUNTAIN, UT_HERO)
 from app.game.heroes import HEROES
 from app.game.items import ITEMS
-from app.game.kernels import alive, buyback_cost, dist, edge_dist, is_night, unit_radius
-from app.game.state import *  # noqa: F401,F403  (column constants)
-from app.game.tables import A_MANA, A_PASSIVE
+from app.game.kernels import buyback_cost, dist, is_night, unit_radius
+from app.game.state import (F_ARMOR, F_AURA_ARMOR, F_BAT, F_DBUFF, F_DMG, F_HP, F_HPREG, F_LAST_ATK, F_MANA, F_MANAREG,
+                            F_MAXHP, F_MAXMANA, F_MRES, F_RANGE, F_SHIELD, F_SLOW, F_SPEED, F_STUN_T, F_TP_T, F_TP_X,
+                            F_TP_Y, F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, G_LS_HP, G_LS_T, G_LS_X, G_LS_Y,
+                            G_RESPAWN, G_XP, GF_NEXT_WAVE, GF_TIME, GI_N_HEROES, H_AB0, H_CH0, H_DEATHS, H_DEF, H_IT0,
+                            H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE, I_ATTACKING, I_HERO, I_INVULN, I_TARGET, I_TEAM,
+                            I_TIER, I_TYPE, I_USED, INVENTORY, N_ITEM_ACTIONS)
+from app.game.tables import A_MANA, A_PASSIVE, ABILITIES_PER_HERO
+
+
+def _check_columns(table, prefix: str, count: int, block_columns: dict | None = None):
+    """Raises RuntimeError unless `table` (feature names, or (name, unit, source) rows) has `count` rows and each row
+    i is column i: the module constant prefix + NAME (the name in upper case), or block_columns[name] for the rows of
+    a repeated block, which have no constant of their own."""
+    block_columns = block_columns or {}
+    names = [row if isinstance(row, str) else row[0] for row in table]
+    for i, name in enumerate(names):
+        const = prefix + name.upper()
+        col = block_columns[name] if name in block_columns else globals().get(const)
+        if col != i:
+            raise RuntimeError(f"observation column {const} is {col}, but {name!r} is row {i} of its table")
+    if len(names) != count:
+        raise RuntimeError(f"the {prefix}* table has {len(names)} rows, but its column count is {count}")
+
+
+# The index constants below each table are module-level ints, which numba treats as compile-time constants; they are
+# written out for readers and linters, and _check_columns ties each one to its table row.
 
 GLOBAL_FEATURES = (  # (name, unit, source)
     ("time", "s", "gf[GF_TIME]: game time"),
@@ -58,6 +89,10 @@ GLOBAL_FEATURES = (  # (name, unit, source)
     ("enemy_buildings_alive", "count", "the same for the enemy team (buildings are always known)"),
     ("is_dire", "bool", "the hero's team"),
 )
+(GLOBAL_TIME, GLOBAL_IS_NIGHT, GLOBAL_TIME_TO_DAY_NIGHT_CHANGE, GLOBAL_TIME_TO_NEXT_WAVE, GLOBAL_CREEP_UPGRADES,
+ GLOBAL_OWN_BUILDINGS_ALIVE, GLOBAL_ENEMY_BUILDINGS_ALIVE, GLOBAL_IS_DIRE, N_GLOBAL) = range(9)
+_check_columns(GLOBAL_FEATURES, "GLOBAL_", N_GLOBAL)
+
 UNIT_FEATURES = (
     ("x", "map units", "uf[F_X] (last seen position for an enemy hero in fog)"),
     ("y", "map units", "uf[F_Y]"),
@@ -91,6 +126,22 @@ UNIT_FEATURES = (
     ("deniable", "bool", "allied creep below DENY_HP_FRAC health"),
     ("in_my_attack_range", "bool", "edge distance <= my attack range"),
 )
+(UNIT_X, UNIT_Y, UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_DISTANCE_TO_ME, UNIT_HEALTH, UNIT_MAX_HEALTH, UNIT_HEALTH_FRACTION,
+ UNIT_MANA_FRACTION, UNIT_ARMOR, UNIT_MAGIC_RESIST, UNIT_ATTACK_DAMAGE, UNIT_ATTACK_RANGE, UNIT_ATTACK_INTERVAL,
+ UNIT_MOVE_SPEED, UNIT_IS_ALLY, UNIT_IS_ENEMY, UNIT_IS_ME, UNIT_VISIBLE_NOW, UNIT_TIME_SINCE_SEEN, UNIT_IS_ATTACKING,
+ UNIT_TIME_SINCE_LAST_ATTACK, UNIT_AM_I_TARGETING, UNIT_IS_TARGETING_ME, UNIT_STUN_REMAINING, UNIT_SLOW_FRACTION,
+ UNIT_SHIELD, UNIT_INVULNERABLE, UNIT_LEVEL_OR_TIER, UNIT_DENIABLE, UNIT_IN_MY_ATTACK_RANGE, N_UNIT) = range(32)
+_check_columns(UNIT_FEATURES, "UNIT_", N_UNIT)
+
+ABILITY_FEATURES = (  # HERO_FEATURES holds this block once per ability k ({k} in a source: k)
+    ("level", "level", "hi[H_AB{k}]"),
+    ("cooldown", "s", "hf[G_CD{k}] (allies only)"),
+    ("castable", "bool", "learned, active, off cooldown, enough mana (allies only)"),
+    ("mana_cost", "mana", "cost at the current level"),
+)
+(ABILITY_LEVEL, ABILITY_COOLDOWN, ABILITY_CASTABLE, ABILITY_MANA_COST, ABILITY_COLUMNS) = range(5)
+_check_columns(ABILITY_FEATURES, "ABILITY_", ABILITY_COLUMNS)
+
 HERO_FEATURES = (
     ("alive", "bool", "ui[I_ALIVE]"),
     ("level", "level", "hi[H_LEVEL]"),
@@ -113,19 +164,51 @@ HERO_FEATURES = (
     ("xp", "xp", "hf[G_XP] (allies only)"),
     ("kills", "count", "hi[H_KILLS]"),
     ("last_hits", "count", "hi[H_LH]"),
-) + tuple(item for k in range(4) for item in (
-    (f"ability_{k + 1}_level", "level", f"hi[H_AB{k}]"),
-    (f"ability_{k + 1}_cooldown", "s", f"hf[G_CD{k}] (allies only)"),
-    (f"ability_{k + 1}_castable", "bool", "learned, active, off cooldown, enough mana (allies only)"),
-    (f"ability_{k + 1}_mana_cost", "mana", "cost at the current level"),
-)) + tuple((f"item_action_{k}_cooldown", "s", f"hf[G_ICD{k}] (allies only)") for k in range(7)) + tuple(
-    (f"item_slot_{k}_charges", "count", f"hi[H_CH{k}] (allies only)") for k in range(6))
+) + tuple((f"ability_{k + 1}_{name}", unit, source.format(k=k)) for k in range(ABILITIES_PER_HERO)
+          for name, unit, source in ABILITY_FEATURES) + tuple(
+    (f"item_action_{k}_cooldown", "s", f"hf[G_ICD{k}] (allies only)") for k in range(N_ITEM_ACTIONS)) + tuple(
+    (f"item_slot_{k}_charges", "count", f"hi[H_CH{k}] (allies only)") for k in range(INVENTORY))
+(HERO_ALIVE, HERO_LEVEL, HERO_DEATHS, HERO_RESPAWN_TIME, HERO_GOLD, HERO_MANA, HERO_MAX_MANA, HERO_MANA_REGEN,
+ HERO_HEALTH_REGEN, HERO_MAGIC_RESIST, HERO_IN_SIGHT, HERO_TIME_SINCE_SEEN, HERO_TELEPORTING, HERO_TELEPORT_X,
+ HERO_TELEPORT_Y, HERO_BUYBACK_AVAILABLE, HERO_BUYBACK_COST, HERO_BUYBACK_COOLDOWN, HERO_XP, HERO_KILLS,
+ HERO_LAST_HITS, HERO_ABILITY_1_LEVEL) = range(22)
+# the repeated blocks: ability k's ABILITY_* column c is HERO_ABILITY_1_LEVEL + ABILITY_COLUMNS * k + c, item
+# action k's cooldown HERO_ITEM_ACTION_0_COOLDOWN + k, inventory slot s's charges HERO_ITEM_SLOT_0_CHARGES + s
+HERO_ITEM_ACTION_0_COOLDOWN = HERO_ABILITY_1_LEVEL + ABILITY_COLUMNS * ABILITIES_PER_HERO
+HERO_ITEM_SLOT_0_CHARGES = HERO_ITEM_ACTION_0_COOLDOWN + N_ITEM_ACTIONS
+N_HERO = HERO_ITEM_SLOT_0_CHARGES + INVENTORY
+_check_columns(HERO_FEATURES, "HERO_", N_HERO, {
+    **{f"ability_{k + 1}_{name}": HERO_ABILITY_1_LEVEL + ABILITY_COLUMNS * k + c
+       for k in range(ABILITIES_PER_HERO) for c, (name, _, _) in enumerate(ABILITY_FEATURES)},
+    **{f"item_action_{k}_cooldown": HERO_ITEM_ACTION_0_COOLDOWN + k for k in range(N_ITEM_ACTIONS)},
+    **{f"item_slot_{s}_charges": HERO_ITEM_SLOT_0_CHARGES + s for s in range(INVENTORY)}})
+
+LANE_FEATURES = (  # private_lanes; lane assignments come from the lane-assignment randomization (app. O.2)
+    ("assigned_top", "bool", "lanes[h, LANE_TOP]: the top lane is one of the hero's lanes"),
+    ("assigned_mid", "bool", "lanes[h, LANE_MID]"),
+    ("assigned_bot", "bool", "lanes[h, LANE_BOT]"),
+    ("penalty_time_left", "s", "max(0, lane_until[h] - time): until the penalty for leaving these lanes ends"),
+)
+(LANE_ASSIGNED_TOP, LANE_ASSIGNED_MID, LANE_ASSIGNED_BOT, LANE_PENALTY_TIME_LEFT, N_LANE) = range(5)
+_check_columns(LANE_FEATURES, "LANE_", N_LANE)
+# readers may take the assigned_* columns as one slice indexed by lane id (policies/scripted.py)
+if (LANE_ASSIGNED_TOP + LANE_TOP, LANE_ASSIGNED_TOP + LANE_MID, LANE_ASSIGNED_TOP + LANE_BOT) != (
+        LANE_ASSIGNED_TOP, LANE_ASSIGNED_MID, LANE_ASSIGNED_BOT):
+    raise RuntimeError("column LANE_ASSIGNED_TOP + lane must hold the assignment to that lane (constants.LANE_*)")
+
 MINIMAP_CHANNELS = ("passable_fraction", "allied_creeps", "enemy_creeps")
+(MINIMAP_PASSABLE_FRACTION, MINIMAP_ALLIED_CREEPS, MINIMAP_ENEMY_CREEPS, N_MINIMAP_CHANNELS) = range(4)
+_check_columns(MINIMAP_CHANNELS, "MINIMAP_", N_MINIMAP_CHANNELS)
 MINIMAP_N = 8
 MINIMAP_CELL = 250.0
-N_GLOBAL, N_UNIT, N_HERO = len(GLOBAL_FEATURES), len(UNIT_FEATURES), len(HERO_FEATURES)
+
 FLOAT_BOUND = 1e6
-N_ACTION_IDS = N_PRIMARY + 4 * len(HEROES) + 16
+# action_id: the generic actions are 0..N_PRIMARY-1, a hero's ability N_PRIMARY + its global ability id
+# (tables.hero_ability, below ABILITIES_PER_HERO * len(HEROES)); item actions keep their generic id. The last
+# SPARE_ACTION_IDS ids are never emitted: they keep the action embeddings of policies/five_module.py (and with them
+# saved models and the seeded initial weights) at the size they were built with.
+SPARE_ACTION_IDS = 16
+N_ACTION_IDS = N_PRIMARY + ABILITIES_PER_HERO * len(HEROES) + SPARE_ACTION_IDS
 PRIVATE_KEYS = ("private_minimap", "private_prev_action", "private_lanes")
 
 
@@ -135,9 +218,11 @@ def observation_space(team_size: int, max_units: int) -> spaces.Dict:
     i = lambda high, *shape: spaces.Box(0, high, shape, np.int32)  # noqa: E731
     return spaces.Dict({
         "global": f(N_GLOBAL), "units": f(u, N_UNIT), "unit_type": i(N_UNIT_TYPES, u), "unit_valid": i(1, u),
-        "heroes": f(n2, N_HERO), "hero_id": i(len(HEROES), n2), "hero_items": i(len(ITEMS), n2, 6),
-        "me": i(1, n), "private_minimap": f(n, len(MINIMAP_CHANNELS), MINIMAP_N, MINIMAP_N),
-        "private_prev_action": i(max(N_PRIMARY, u, 9) - 1, n, 5), "private_lanes": f(n, 4),
+        "heroes": f(n2, N_HERO), "hero_id": i(len(HEROES), n2), "hero_items": i(len(ITEMS), n2, INVENTORY),
+        "me": i(1, n), "private_minimap": f(n, N_MINIMAP_CHANNELS, MINIMAP_N, MINIMAP_N),
+        # the largest value of any action parameter (ACTION_KEYS: primary, delay, target_unit, offset_x, offset_y)
+        "private_prev_action": i(max(N_PRIMARY, N_DELAYS, u, N_OFFSETS) - 1, n, len(ACTION_KEYS)),
+        "private_lanes": f(n, N_LANE),
         "action_mask": i(1, N_PRIMARY), "unit_masks": i(1, N_UNIT_KINDS, u),
         "action_target_type": i(N_TARGET_TYPES - 1, N_PRIMARY), "action_unit_kind": i(N_UNIT_KINDS - 1, N_PRIMARY),
         "action_id": i(N_ACTION_IDS - 1, N_PRIMARY),
@@ -175,15 +260,9 @@ def order_units(uf, ui, hi, vis, team, team_size, n_heroes, max_units, slot_unit
 
 
 @njit(cache=True)
-def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units, prev_actions, lanes, lane_until,
-                abi, abf, hero_ab, ia_ab, ia_item, item_stats, n_buildings_end, tt, uk, slot_units,
-                o_global, o_units, o_utype, o_uvalid, o_heroes, o_hid, o_hitems, o_me, o_mini, o_prev, o_lanes,
-                o_amask, o_umask, o_att, o_auk, o_aid):
-    """Encodes the observations of the team's heroes into the o_* arrays (first axis: the team's heroes)."""
-    n_heroes = gi[GI_N_HEROES]
+def encode_global(ui, gf, team, n_heroes, n_buildings_end, g):
+    """Fills g (N_GLOBAL,) with the GLOBAL_FEATURES of `team`."""
     t = gf[GF_TIME]
-    order_units(uf, ui, hi, vis, team, team_size, n_heroes, max_units, slot_units)
-    # ---- global ----
     own_b = 0
     enemy_b = 0
     for v in range(n_heroes, n_buildings_end):
@@ -192,18 +271,21 @@ def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units
                 own_b += 1
             else:
                 enemy_b += 1
-    g = np.zeros(8, np.float32)
-    g[0] = t
-    g[1] = 1.0 if is_night(t) else 0.0
-    g[2] = DAY_NIGHT_PERIOD_S - (t % DAY_NIGHT_PERIOD_S)
-    g[3] = gf[GF_NEXT_WAVE] - t
-    g[4] = np.floor(t / CREEP_UPGRADE_EVERY_S)
-    g[5] = own_b
-    g[6] = enemy_b
-    g[7] = team
-    # ---- shared unit rows ----
-    shared = np.zeros((max_units, 31), np.float32)
-    for i in range(max_units):
+    g[GLOBAL_TIME] = t
+    g[GLOBAL_IS_NIGHT] = 1.0 if is_night(t) else 0.0
+    g[GLOBAL_TIME_TO_DAY_NIGHT_CHANGE] = DAY_NIGHT_PERIOD_S - (t % DAY_NIGHT_PERIOD_S)
+    g[GLOBAL_TIME_TO_NEXT_WAVE] = gf[GF_NEXT_WAVE] - t
+    g[GLOBAL_CREEP_UPGRADES] = np.floor(t / CREEP_UPGRADE_EVERY_S)
+    g[GLOBAL_OWN_BUILDINGS_ALIVE] = own_b
+    g[GLOBAL_ENEMY_BUILDINGS_ALIVE] = enemy_b
+    g[GLOBAL_IS_DIRE] = team
+
+
+@njit(cache=True)
+def encode_unit_rows(uf, ui, hf, hi, vis, t, team, slot_units, rows, o_utype, o_uvalid):
+    """Fills rows (max_units, N_UNIT) with the UNIT_FEATURES of the units in slot_units that are the same for every
+    hero of `team` (encode_hero_view adds the hero-relative ones), and unit_type / unit_valid of all its heroes."""
+    for i in range(rows.shape[0]):
         v = slot_units[i]
         if v < 0:
             continue
@@ -226,90 +308,98 @@ def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units
             since = 0.0
         o_uvalid[:, i] = 1
         o_utype[:, i] = ui[v, I_TYPE] + 1
-        r = shared[i]
-        r[0] = x
-        r[1] = y
-        r[5] = hp
-        r[6] = uf[v, F_MAXHP]
-        r[7] = hp / max(uf[v, F_MAXHP], 1.0)
-        r[8] = uf[v, F_MANA] / uf[v, F_MAXMANA] if uf[v, F_MAXMANA] > 0 else 0.0
-        r[9] = uf[v, F_ARMOR] + uf[v, F_AURA_ARMOR]
-        r[10] = uf[v, F_MRES]
-        r[11] = uf[v, F_DMG] + uf[v, F_DBUFF]
-        r[12] = uf[v, F_RANGE]
-        r[13] = uf[v, F_BAT]
-        r[14] = uf[v, F_SPEED]
-        r[15] = 0.0 if enemy else 1.0
-        r[16] = 1.0 if enemy else 0.0
-        r[18] = 1.0 if (seen or not enemy) else 0.0
-        r[19] = since
-        r[20] = ui[v, I_ATTACKING]
-        r[21] = min(10.0, t - uf[v, F_LAST_ATK]) if uf[v, F_LAST_ATK] > 0 else 10.0
-        r[24] = uf[v, F_STUN_T]
-        r[25] = uf[v, F_SLOW]
-        r[26] = uf[v, F_SHIELD]
-        r[27] = ui[v, I_INVULN]
-        r[28] = hi[hv, H_LEVEL] if hv >= 0 else ui[v, I_TIER]
+        r = rows[i]
+        r[UNIT_X] = x
+        r[UNIT_Y] = y
+        r[UNIT_HEALTH] = hp
+        r[UNIT_MAX_HEALTH] = uf[v, F_MAXHP]
+        r[UNIT_HEALTH_FRACTION] = hp / max(uf[v, F_MAXHP], 1.0)
+        r[UNIT_MANA_FRACTION] = uf[v, F_MANA] / uf[v, F_MAXMANA] if uf[v, F_MAXMANA] > 0 else 0.0
+        r[UNIT_ARMOR] = uf[v, F_ARMOR] + uf[v, F_AURA_ARMOR]
+        r[UNIT_MAGIC_RESIST] = uf[v, F_MRES]
+        r[UNIT_ATTACK_DAMAGE] = uf[v, F_DMG] + uf[v, F_DBUFF]
+        r[UNIT_ATTACK_RANGE] = uf[v, F_RANGE]
+        r[UNIT_ATTACK_INTERVAL] = uf[v, F_BAT]
+        r[UNIT_MOVE_SPEED] = uf[v, F_SPEED]
+        r[UNIT_IS_ALLY] = 0.0 if enemy else 1.0
+        r[UNIT_IS_ENEMY] = 1.0 if enemy else 0.0
+        r[UNIT_VISIBLE_NOW] = 1.0 if (seen or not enemy) else 0.0
+        r[UNIT_TIME_SINCE_SEEN] = since
+        r[UNIT_IS_ATTACKING] = ui[v, I_ATTACKING]
+        r[UNIT_TIME_SINCE_LAST_ATTACK] = min(10.0, t - uf[v, F_LAST_ATK]) if uf[v, F_LAST_ATK] > 0 else 10.0
+        r[UNIT_STUN_REMAINING] = uf[v, F_STUN_T]
+        r[UNIT_SLOW_FRACTION] = uf[v, F_SLOW]
+        r[UNIT_SHIELD] = uf[v, F_SHIELD]
+        r[UNIT_INVULNERABLE] = ui[v, I_INVULN]
+        r[UNIT_LEVEL_OR_TIER] = hi[hv, H_LEVEL] if hv >= 0 else ui[v, I_TIER]
         typ = ui[v, I_TYPE]
-        r[29] = 1.0 if (not enemy and (typ == UT_CREEP_MELEE or typ == UT_CREEP_RANGED)
-                        and uf[v, F_HP] < DENY_HP_FRAC * uf[v, F_MAXHP]) else 0.0
-    # ---- hero rows (allies first, then enemies) ----
-    hrows = np.zeros((n_heroes, o_heroes.shape[2]), np.float32)
+        r[UNIT_DENIABLE] = 1.0 if (not enemy and (typ == UT_CREEP_MELEE or typ == UT_CREEP_RANGED)
+                                   and uf[v, F_HP] < DENY_HP_FRAC * uf[v, F_MAXHP]) else 0.0
+
+
+@njit(cache=True)
+def encode_hero_rows(uf, ui, hf, hi, vis, t, team, team_size, abi, abf, hero_ab, rows, o_hid, o_hitems):
+    """Fills rows (2n, N_HERO) with the HERO_FEATURES of every hero, allies (team order) first, then enemies, and
+    hero_id / hero_items of all of `team`'s heroes."""
+    n_heroes = rows.shape[0]
     for k in range(n_heroes):
         h = (team * team_size + k) % n_heroes
         u = hi[h, H_UNIT]
         ally = ui[u, I_TEAM] == team
         seen = ally or vis[team, u] == 1
         known = seen or hf[h, G_LS_T] >= 0.0
-        r = hrows[k]
-        r[0] = ui[u, I_ALIVE]
-        r[1] = hi[h, H_LEVEL]
-        r[2] = hi[h, H_DEATHS]
-        r[3] = hf[h, G_RESPAWN] if ui[u, I_ALIVE] == 0 else 0.0
-        r[4] = hf[h, G_GOLD] if ally else 0.0
-        r[5] = uf[u, F_MANA] if seen else 0.0
-        r[6] = uf[u, F_MAXMANA]
-        r[7] = uf[u, F_MANAREG]
-        r[8] = uf[u, F_HPREG]
-        r[9] = uf[u, F_MRES]
-        r[10] = 1.0 if (seen and ui[u, I_ALIVE] == 1) else 0.0
-        r[11] = 0.0 if ally else (t - hf[h, G_LS_T] if hf[h, G_LS_T] >= 0.0 else t)
+        r = rows[k]
+        r[HERO_ALIVE] = ui[u, I_ALIVE]
+        r[HERO_LEVEL] = hi[h, H_LEVEL]
+        r[HERO_DEATHS] = hi[h, H_DEATHS]
+        r[HERO_RESPAWN_TIME] = hf[h, G_RESPAWN] if ui[u, I_ALIVE] == 0 else 0.0
+        r[HERO_GOLD] = hf[h, G_GOLD] if ally else 0.0
+        r[HERO_MANA] = uf[u, F_MANA] if seen else 0.0
+        r[HERO_MAX_MANA] = uf[u, F_MAXMANA]
+        r[HERO_MANA_REGEN] = uf[u, F_MANAREG]
+        r[HERO_HEALTH_REGEN] = uf[u, F_HPREG]
+        r[HERO_MAGIC_RESIST] = uf[u, F_MRES]
+        r[HERO_IN_SIGHT] = 1.0 if (seen and ui[u, I_ALIVE] == 1) else 0.0
+        r[HERO_TIME_SINCE_SEEN] = 0.0 if ally else (t - hf[h, G_LS_T] if hf[h, G_LS_T] >= 0.0 else t)
         tp = seen and uf[u, F_TP_T] > 0.0
-        r[12] = 1.0 if tp else 0.0
-        r[13] = uf[u, F_TP_X] if tp else 0.0
-        r[14] = uf[u, F_TP_Y] if tp else 0.0
+        r[HERO_TELEPORTING] = 1.0 if tp else 0.0
+        r[HERO_TELEPORT_X] = uf[u, F_TP_X] if tp else 0.0
+        r[HERO_TELEPORT_Y] = uf[u, F_TP_Y] if tp else 0.0
         cost = buyback_cost(hi[h, H_LEVEL], t)
         if ally:
-            r[15] = 1.0 if (hf[h, G_BB_CD] <= 0.0 and hf[h, G_GOLD] >= cost) else 0.0
-            r[17] = hf[h, G_BB_CD]
-            r[18] = hf[h, G_XP]
-        r[16] = cost
-        r[19] = hi[h, H_KILLS]
-        r[20] = hi[h, H_LH]
-        for a in range(4):
+            r[HERO_BUYBACK_AVAILABLE] = 1.0 if (hf[h, G_BB_CD] <= 0.0 and hf[h, G_GOLD] >= cost) else 0.0
+            r[HERO_BUYBACK_COOLDOWN] = hf[h, G_BB_CD]
+            r[HERO_XP] = hf[h, G_XP]
+        r[HERO_BUYBACK_COST] = cost
+        r[HERO_KILLS] = hi[h, H_KILLS]
+        r[HERO_LAST_HITS] = hi[h, H_LH]
+        for a in range(ABILITIES_PER_HERO):
             ab = hero_ab[h, a]
             lv = hi[h, H_AB0 + a]
-            c = 21 + 4 * a
-            r[c] = lv
+            c = HERO_ABILITY_1_LEVEL + ABILITY_COLUMNS * a
+            r[c + ABILITY_LEVEL] = lv
             if lv > 0:
-                r[c + 3] = abf[ab, A_MANA + lv - 1]
+                r[c + ABILITY_MANA_COST] = abf[ab, A_MANA + lv - 1]
             if ally:
-                r[c + 1] = hf[h, G_CD0 + a]
-                r[c + 2] = 1.0 if (lv > 0 and abi[ab, A_PASSIVE] == 0 and hf[h, G_CD0 + a] <= 0.0
-                                   and uf[u, F_MANA] >= abf[ab, A_MANA + lv - 1]) else 0.0
+                r[c + ABILITY_COOLDOWN] = hf[h, G_CD0 + a]
+                r[c + ABILITY_CASTABLE] = 1.0 if (lv > 0 and abi[ab, A_PASSIVE] == 0 and hf[h, G_CD0 + a] <= 0.0
+                                                  and uf[u, F_MANA] >= abf[ab, A_MANA + lv - 1]) else 0.0
         if ally:
-            for a in range(7):
-                r[37 + a] = hf[h, G_ICD0 + a]
-            for s in range(6):
-                r[44 + s] = hi[h, H_CH0 + s]
+            for a in range(N_ITEM_ACTIONS):
+                r[HERO_ITEM_ACTION_0_COOLDOWN + a] = hf[h, G_ICD0 + a]
+            for s in range(INVENTORY):
+                r[HERO_ITEM_SLOT_0_CHARGES + s] = hi[h, H_CH0 + s]
         o_hid[:, k] = hi[h, H_DEF] + 1 if known else 0
-        for s in range(6):
+        for s in range(INVENTORY):
             it = hi[h, H_IT0 + s]
             o_hitems[:, k, s] = it + 1 if (ally and it >= 0) else 0
-    # ---- private parts of every allied hero ----
+
+
+@njit(cache=True)
+def encode_minimaps(uf, ui, hi, vis, terrain, team, team_size, mini):
+    """Fills mini (n, N_MINIMAP_CHANNELS, MINIMAP_N, MINIMAP_N) with the MINIMAP_CHANNELS around each allied hero."""
     half = MINIMAP_N * MINIMAP_CELL / 2.0
     sub = int(MINIMAP_CELL / GRID_CELL)
-    mini = np.zeros((team_size, 3, MINIMAP_N, MINIMAP_N), np.float32)
     for k in range(team_size):
         h = team * team_size + k
         u = hi[h, H_UNIT]
@@ -324,7 +414,7 @@ def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units
                         gy = int((y0 + cy * MINIMAP_CELL + (b + 0.5) * GRID_CELL) / GRID_CELL)
                         if 0 <= gx < GRID_N and 0 <= gy < GRID_N and terrain[gx, gy] == 1:
                             tot += 1.0
-                mini[k, 0, cx, cy] = tot / (sub * sub)
+                mini[k, MINIMAP_PASSABLE_FRACTION, cx, cy] = tot / (sub * sub)
         for v in range(MAX_UNITS):
             if ui[v, I_USED] == 0 or ui[v, I_ALIVE] == 0 or vis[team, v] == 0:
                 continue
@@ -334,50 +424,85 @@ def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units
             cx = int((uf[v, F_X] - x0) / MINIMAP_CELL)
             cy = int((uf[v, F_Y] - y0) / MINIMAP_CELL)
             if 0 <= cx < MINIMAP_N and 0 <= cy < MINIMAP_N:
-                mini[k, 1 if ui[v, I_TEAM] == team else 2, cx, cy] += 1.0
-    # ---- per hero ----
-    umask = np.zeros((o_umask.shape[1], max_units), np.int32)
-    amask = np.zeros(o_amask.shape[1], np.int32)
+                mini[k, MINIMAP_ALLIED_CREEPS if ui[v, I_TEAM] == team else MINIMAP_ENEMY_CREEPS, cx, cy] += 1.0
+
+
+@njit(cache=True)
+def encode_hero_view(uf, ui, hf, hi, gf, vis, team, team_size, k, prev_actions, lanes, lane_until, abi, abf, hero_ab,
+                     ia_ab, ia_item, item_stats, n_buildings_end, tt, uk, slot_units, umask, amask,
+                     o_units, o_uvalid, o_me, o_prev, o_lanes, o_amask, o_umask, o_att, o_auk, o_aid):
+    """Writes what is particular to the team's hero k into row k of the o_* arrays: the hero-relative columns of its
+    unit rows (the shared ones are copied in already), ``me``, the private parts of its teammates, its masks and action
+    ids. umask / amask: scratch arrays of unit_masks' / action_mask's shape."""
+    h = team * team_size + k
+    me = hi[h, H_UNIT]
+    t = gf[GF_TIME]
+    o_me[k, k] = 1
+    for j in range(team_size):
+        hj = team * team_size + j
+        o_prev[k, j] = prev_actions[hj]
+        o_lanes[k, j, LANE_ASSIGNED_TOP] = lanes[hj, LANE_TOP]
+        o_lanes[k, j, LANE_ASSIGNED_MID] = lanes[hj, LANE_MID]
+        o_lanes[k, j, LANE_ASSIGNED_BOT] = lanes[hj, LANE_BOT]
+        o_lanes[k, j, LANE_PENALTY_TIME_LEFT] = max(0.0, lane_until[hj] - t)
+    mx = uf[me, F_X]
+    my = uf[me, F_Y]
+    my_target = ui[me, I_TARGET] if ui[me, I_ALIVE] == 1 else -1
+    reach = uf[me, F_RANGE] + unit_radius(UT_HERO)  # in range: centre distance - its radius <= my range + my radius
+    for i in range(slot_units.shape[0]):
+        v = slot_units[i]
+        if v < 0 or o_uvalid[k, i] == 0:
+            continue
+        r = o_units[k, i]
+        r[UNIT_DX_TO_ME] = r[UNIT_X] - mx
+        r[UNIT_DY_TO_ME] = r[UNIT_Y] - my
+        r[UNIT_DISTANCE_TO_ME] = np.sqrt(r[UNIT_DX_TO_ME] * r[UNIT_DX_TO_ME] + r[UNIT_DY_TO_ME] * r[UNIT_DY_TO_ME])
+        r[UNIT_IS_ME] = 1.0 if v == me else 0.0
+        r[UNIT_AM_I_TARGETING] = 1.0 if v == my_target else 0.0
+        r[UNIT_IS_TARGETING_ME] = 1.0 if (ui[v, I_TARGET] == me and ui[v, I_ALIVE] == 1) else 0.0
+        r[UNIT_IN_MY_ATTACK_RANGE] = 1.0 if (ui[me, I_ALIVE] == 1
+                                             and r[UNIT_DISTANCE_TO_ME] - unit_radius(ui[v, I_TYPE]) <= reach) else 0.0
+    unit_masks_for(uf, ui, vis, me, slot_units, umask)
+    action_mask_for(uf, ui, hf, hi, gf, h, tt[h], uk[h], umask, abi, abf, hero_ab, ia_ab, ia_item, item_stats,
+                    n_buildings_end, amask)
+    o_umask[k] = umask
+    o_amask[k] = amask
+    o_att[k] = tt[h]
+    o_auk[k] = uk[h]
+    for a in range(N_PRIMARY):
+        o_aid[k, a] = a
+    for a in range(ABILITIES_PER_HERO):
+        o_aid[k, A_ABILITY0 + a] = N_PRIMARY + hero_ab[h, a]
+
+
+@njit(cache=True)
+def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units, prev_actions, lanes, lane_until,
+                abi, abf, hero_ab, ia_ab, ia_item, item_stats, n_buildings_end, tt, uk, slot_units,
+                o_global, o_units, o_utype, o_uvalid, o_heroes, o_hid, o_hitems, o_me, o_mini, o_prev, o_lanes,
+                o_amask, o_umask, o_att, o_auk, o_aid):
+    """Encodes the observations of the team's heroes into the o_* arrays (first axis: the team's heroes): the parts
+    that all of them share once, then each hero's own."""
+    n_heroes = gi[GI_N_HEROES]
+    t = gf[GF_TIME]
+    order_units(uf, ui, hi, vis, team, team_size, n_heroes, max_units, slot_units)
+    g = np.zeros(N_GLOBAL, np.float32)
+    encode_global(ui, gf, team, n_heroes, n_buildings_end, g)
+    unit_rows = np.zeros((max_units, N_UNIT), np.float32)
+    encode_unit_rows(uf, ui, hf, hi, vis, t, team, slot_units, unit_rows, o_utype, o_uvalid)
+    hero_rows = np.zeros((n_heroes, N_HERO), np.float32)
+    encode_hero_rows(uf, ui, hf, hi, vis, t, team, team_size, abi, abf, hero_ab, hero_rows, o_hid, o_hitems)
+    mini = np.zeros((team_size, N_MINIMAP_CHANNELS, MINIMAP_N, MINIMAP_N), np.float32)
+    encode_minimaps(uf, ui, hi, vis, terrain, team, team_size, mini)
+    umask = np.zeros((N_UNIT_KINDS, max_units), np.int32)
+    amask = np.zeros(N_PRIMARY, np.int32)
     for k in range(team_size):
-        h = team * team_size + k
-        me = hi[h, H_UNIT]
         o_global[k] = g
-        o_heroes[k] = hrows
-        o_me[k, k] = 1
+        o_units[k] = unit_rows
+        o_heroes[k] = hero_rows
         o_mini[k] = mini
-        for j in range(team_size):
-            o_prev[k, j] = prev_actions[team * team_size + j]
-            for l in range(3):
-                o_lanes[k, j, l] = lanes[team * team_size + j, l]
-            o_lanes[k, j, 3] = max(0.0, lane_until[team * team_size + j] - t)
-        mx = uf[me, F_X]
-        my = uf[me, F_Y]
-        my_target = ui[me, I_TARGET] if ui[me, I_ALIVE] == 1 else -1
-        for i in range(max_units):
-            v = slot_units[i]
-            o_units[k, i] = shared[i]
-            if v < 0 or o_uvalid[k, i] == 0:
-                continue
-            r = o_units[k, i]
-            r[2] = r[0] - mx
-            r[3] = r[1] - my
-            r[4] = np.sqrt(r[2] * r[2] + r[3] * r[3])
-            r[17] = 1.0 if v == me else 0.0
-            r[22] = 1.0 if v == my_target else 0.0
-            r[23] = 1.0 if (ui[v, I_TARGET] == me and ui[v, I_ALIVE] == 1) else 0.0
-            r[30] = 1.0 if (ui[me, I_ALIVE] == 1 and r[4] - unit_radius(ui[v, I_TYPE])
-                            <= uf[me, F_RANGE] + unit_radius(UT_HERO)) else 0.0
-        unit_masks_for(uf, ui, vis, me, slot_units, umask)
-        action_mask_for(uf, ui, hf, hi, gf, h, tt[h], uk[h], umask, abi, abf, hero_ab, ia_ab, ia_item, item_stats,
-                        n_buildings_end, amask)
-        o_umask[k] = umask
-        o_amask[k] = amask
-        o_att[k] = tt[h]
-        o_auk[k] = uk[h]
-        for a in range(o_aid.shape[1]):
-            o_aid[k, a] = a
-        for a in range(4):
-            o_aid[k, 3 + a] = o_aid.shape[1] + hero_ab[h, a]
+        encode_hero_view(uf, ui, hf, hi, gf, vis, team, team_size, k, prev_actions, lanes, lane_until, abi, abf,
+                         hero_ab, ia_ab, ia_item, item_stats, n_buildings_end, tt, uk, slot_units, umask, amask,
+                         o_units, o_uvalid, o_me, o_prev, o_lanes, o_amask, o_umask, o_att, o_auk, o_aid)
 
 
 class ObservationEncoder:
@@ -402,9 +527,10 @@ class ObservationEncoder:
                 "global": np.zeros((n, N_GLOBAL), np.float32), "units": np.zeros((n, u, N_UNIT), np.float32),
                 "unit_type": np.zeros((n, u), np.int32), "unit_valid": np.zeros((n, u), np.int32),
                 "heroes": np.zeros((n, 2 * n, N_HERO), np.float32), "hero_id": np.zeros((n, 2 * n), np.int32),
-                "hero_items": np.zeros((n, 2 * n, 6), np.int32), "me": np.zeros((n, n), np.int32),
-                "private_minimap": np.zeros((n, n, len(MINIMAP_CHANNELS), MINIMAP_N, MINIMAP_N), np.float32),
-                "private_prev_action": np.zeros((n, n, 5), np.int32), "private_lanes": np.zeros((n, n, 4), np.float32),
+                "hero_items": np.zeros((n, 2 * n, INVENTORY), np.int32), "me": np.zeros((n, n), np.int32),
+                "private_minimap": np.zeros((n, n, N_MINIMAP_CHANNELS, MINIMAP_N, MINIMAP_N), np.float32),
+                "private_prev_action": np.zeros((n, n, len(ACTION_KEYS)), np.int32),
+                "private_lanes": np.zeros((n, n, N_LANE), np.float32),
                 "action_mask": np.zeros((n, N_PRIMARY), np.int32),
                 "unit_masks": np.zeros((n, N_UNIT_KINDS, u), np.int32),
                 "action_target_type": np.zeros((n, N_PRIMARY), np.int32),

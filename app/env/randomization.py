@@ -20,9 +20,10 @@ import numpy as np
 from app.env.config import EnvConfig
 from app.game.builds import perturbed_item_build, perturbed_priority
 from app.game.constants import STARTING_GOLD
-from app.game.engine import PERTURB_NAMES, TEAM_SIZE, GameSetup
+from app.game.engine import PERTURB_NAMES, GameSetup
 from app.game.heroes import HEROES
 from app.game.items import ITEMS
+from app.game.teams import MODE_5V5, n_heroes
 
 START_LEVEL_PROBS = (0.6, 0.3, 0.1)  # start at level 1, 2 or 3
 START_GOLD_RANGE = (-100.0, 300.0)  # added to STARTING_GOLD
@@ -35,7 +36,7 @@ FIRST_GAME_FRACTION_RANGE = (0.05, 1.0)  # an env's first game lasts this fracti
 
 def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
     """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game; `first`: the env's first game."""
-    n = 2 * TEAM_SIZE[cfg.mode]
+    n = n_heroes(cfg.mode)
     if cfg.randomized("lineup"):
         lineup = tuple(HEROES[i].name for i in rng.choice(len(HEROES), size=n, replace=False))
     else:
@@ -55,7 +56,7 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
                       **kw)
     lanes = np.ones((n, 3), np.int64)
     lane_until = np.zeros(n, np.float64)
-    if cfg.randomized("lane_assignments") and cfg.mode == "5v5":
+    if cfg.randomized("lane_assignments") and cfg.mode == MODE_5V5:
         for h in range(n):
             mask = 0
             while mask == 0:

@@ -41,6 +41,7 @@ REWARD_PRESETS = {"five_2019": WEIGHTS_FIVE_2019, "five_2018": WEIGHTS_FIVE_2018
 DEFAULT_PRESET = "five_2019"
 
 # Post-processing defaults (seeds/003 app. G)
+TEAM_SPIRIT = 0.3  # eq. 12's tau, Table 2 "Baseline" column (the run config anneals it: schedules.team_spirit)
 TIME_DECAY_BASE = 0.6  # eq. 11: rewards other than win/loss are scaled by 0.6 ** (T / 10 min)
 TIME_DECAY_PERIOD_S = 600.0
 BUILDING_HEALTH_SHARE = 2.0 / 3.0  # Table 6 footnote *: 2/3 with health lost, 1/3 on death
@@ -132,8 +133,8 @@ class RewardTracker:
         self.prev = self._snapshot()
 
     def _snapshot(self) -> dict:
-        from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN,
-                                    H_KILLS, H_LH, I_ALIVE, I_TEAM)
+        from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN, H_KILLS,
+                                    H_LH, I_ALIVE, I_TEAM)
         s = self.game.s
         u = self.hero_units
         b = self.building_rows

@@ -10,6 +10,7 @@ import numpy as np
 TICKS_PER_SECOND = 30
 DT = 1.0 / TICKS_PER_SECOND
 DEFAULT_FRAMESKIP = 4  # agents act every 4th tick: 7.5 decisions per game second
+MAX_FRAMESKIP = TICKS_PER_SECOND  # at least one decision per game second
 N_DELAYS = 4  # the action's delay parameter picks the tick inside the frameskip
 DAY_NIGHT_PERIOD_S = 300.0  # 5 minutes of day, then 5 of night
 WAVE_INTERVAL_S = 30.0  # a creep wave per lane every 30 s
@@ -99,6 +100,3 @@ RESPAWN_BASE_S, RESPAWN_PER_LEVEL_S = 4.0, 2.0
 BUYBACK_BASE_GOLD, BUYBACK_PER_LEVEL2, BUYBACK_PER_MINUTE = 100.0, 1.5, 10.0
 BUYBACK_COOLDOWN_S = 480.0
 DENY_HP_FRAC = 0.5  # an allied creep below half health can be denied
-
-# ---- game end --------------------------------------------------------------------------------------------------------
-DEFAULT_TIME_LIMIT_S = {"5v5": 1800.0, "1v1": 1200.0}

@@ -1,5 +1,5 @@
-"""``Game``: one MOBA game. Sets up the map, heroes and buildings, advances a frameskip per ``step`` through the compiled
-kernels, runs the scripted purchasing and ability builds, and keeps the per-game statistics.
+"""``Game``: one MOBA game. Sets up the map, heroes and buildings, advances a frameskip per ``step`` through the
+compiled kernels, runs the scripted purchasing and ability builds, and keeps the per-game statistics.
 
 The engine is deterministic and holds no random generator: whatever is random about a game (lineup, perturbations,
 perturbed builds) is decided by the caller and passed in ``GameSetup``. The same setup and the same orders give the
@@ -8,31 +8,31 @@ same game, bit for bit; ``save()`` / ``Game.load()`` round-trip a game through b
 from __future__ import annotations
 
 import pickle
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from app.game import kernels
 from app.game.builds import CONSUMABLES_UNTIL_S, NO_SKILL, ability_build, item_build
 from app.game.constants import (ANCIENT_STATS, BARRACKS_MELEE_STATS, BARRACKS_RANGED_STATS, CRYSTAL_STATS,
-                                DEFAULT_FRAMESKIP, DEFAULT_TIME_LIMIT_S, DIRE, TICKS_PER_SECOND, FOUNTAIN_STATS, MAX_LEVEL, RADIANT,
-                                SHRINE_STATS, STARTING_GOLD, TOWER_STATS, UT_ANCIENT, UT_BARRACKS_MELEE,
-                                UT_BARRACKS_RANGED, UT_FOUNTAIN, UT_HERO, UT_SHRINE, UT_TOWER, XP_TO_LEVEL)
+                                DEFAULT_FRAMESKIP, DIRE, FOUNTAIN_STATS, MAX_FRAMESKIP, MAX_LEVEL, RADIANT,
+                                SHRINE_STATS, STARTING_GOLD, TICKS_PER_SECOND, TOWER_STATS, UT_ANCIENT,
+                                UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_FOUNTAIN, UT_HERO, UT_SHRINE, UT_TOWER,
+                                XP_TO_LEVEL)
 from app.game.heroes import HEROES
 from app.game.items import INVENTORY_SLOTS, ITEM_ACTIONS, ITEMS, item_id
 from app.game.map import build_map
-from app.game.state import (G_EARNED, G_GOLD, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N,
-                            GI_FIRST_FREE, GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS, H_BUILD, H_BUYBACKS, H_CH0,
-                            H_DEATHS, H_DEF, H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_TOWERS, H_UNIT, I_ALIVE,
-                            I_HERO, I_INVULN, I_LANE, I_PROT0, I_PROT_MODE, I_TEAM, I_TIER, I_TYPE, I_UID, I_USED,
-                            F_ARMOR, F_BAT, F_DMG, F_GOLD, F_HP, F_HPREG, F_MANA, F_MANAREG, F_MAXHP, F_MAXMANA,
-                            F_MRES, F_RANGE, F_SPEED, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, P_ACTIVE, P_ARMOR, P_DMG,
-                            P_HP, P_HPREG, P_MANAREG, P_MRES, P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState,
-                            E_FLAG, E_KILLER, E_TEAM, E_TYPE, E_VICTIM)
-from app.game.tables import (IS_ARMOR, IS_CHARGES, IS_COST, IS_DMG, IS_HP, IS_HPREG, IS_MANA, IS_MANAREG,
-                             IS_MRES, IS_SPEED, tables)
+from app.game.state import (E_KILLER, E_TEAM, E_TYPE, F_ARMOR, F_BAT, F_DMG, F_GOLD, F_HP, F_HPREG, F_MANA, F_MANAREG,
+                            F_MAXHP, F_MAXMANA, F_MRES, F_RANGE, F_SPEED, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_EARNED,
+                            G_GOLD, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE,
+                            GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS, H_BUILD, H_CH0, H_DEATHS, H_DEF, H_DN, H_IT0,
+                            H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE, I_HERO, I_LANE, I_PROT0, I_PROT_MODE, I_TEAM,
+                            I_TIER, I_TYPE, I_UID, I_USED, P_ACTIVE, P_ARMOR, P_DMG, P_HP, P_HPREG, P_MANAREG, P_MRES,
+                            P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
+from app.game.tables import (ABILITIES_PER_HERO, IS_ARMOR, IS_CHARGES, IS_COST, IS_DMG, IS_HP, IS_HPREG, IS_MANA,
+                             IS_MANAREG, IS_MRES, IS_SPEED, tables)
+from app.game.teams import DEFAULT_TIME_LIMIT_S, MODE_1V1, MODE_5V5, TEAM_SIZE, check_mode, team_name, winner_name
 
-TEAM_SIZE = {"5v5": 5, "1v1": 1}
 PERTURB_COLUMNS = (P_HP, P_ARMOR, P_SPEED, P_HPREG, P_MANAREG, P_MRES, P_DMG)
 PERTURB_NAMES = ("hp", "armor", "move_speed", "hp_regen", "mana_regen", "magic_resist", "damage")
 SUPPORT_WARD_EVERY_S = 120.0  # supports keep an observer ward in stock, restocked at most this often
@@ -44,7 +44,7 @@ _TP, _SALVE, _CLARITY, _WARD = (item_id(n) for n in ("town_portal_scroll", "heal
 @dataclass
 class GameSetup:
     """Everything that decides a game besides the agents' orders."""
-    mode: str = "5v5"
+    mode: str = MODE_5V5
     lineup: tuple = ()  # hero names, Radiant's then Dire's; empty = the first heroes of the pool
     frameskip: int = DEFAULT_FRAMESKIP
     time_limit_s: float = 0.0  # 0 = the mode's default
@@ -59,9 +59,7 @@ class GameSetup:
         return float(self.time_limit_s or DEFAULT_TIME_LIMIT_S[self.mode])
 
     def validated(self) -> "GameSetup":
-        if self.mode not in TEAM_SIZE:
-            raise ValueError(f"mode must be one of {sorted(TEAM_SIZE)}, got {self.mode!r}")
-        n = 2 * TEAM_SIZE[self.mode]
+        n = 2 * TEAM_SIZE[check_mode(self.mode)]
         lineup = tuple(self.lineup) or tuple(h.name for h in HEROES[:n])
         names = {h.name for h in HEROES}
         if len(lineup) != n:
@@ -69,8 +67,8 @@ class GameSetup:
         for name in lineup:
             if name not in names:
                 raise ValueError(f"lineup: unknown hero {name!r}; allowed: {sorted(names)}")
-        if not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= 30:
-            raise ValueError(f"frameskip must be an int in [1, 30], got {self.frameskip!r}")
+        if not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= MAX_FRAMESKIP:
+            raise ValueError(f"frameskip must be an int in [1, {MAX_FRAMESKIP}], got {self.frameskip!r}")
         for key in ("start_level", "start_gold", "perturb", "skill_priority", "item_builds"):
             v = getattr(self, key)
             if v and len(v) != n:
@@ -100,7 +98,8 @@ class Game:
         self.wp, self.wpn = self.map.waypoint_array()
         self.lane_on = np.array(self.map.lane_enabled, np.int64)
         self.hero_defs = np.array([[h.name for h in HEROES].index(n) for n in self.setup.lineup], np.int64)
-        self.hero_ab = (4 * self.hero_defs[:, None] + np.arange(4)[None, :]).astype(np.int64)
+        self.hero_ab = (ABILITIES_PER_HERO * self.hero_defs[:, None]
+                        + np.arange(ABILITIES_PER_HERO)[None, :]).astype(np.int64)
         self.abi, self.abf, self.ia_ab, self.item_stats = tables()
         self.ability_builds = [ability_build(tuple(self.setup.skill_priority[h]) if self.setup.skill_priority
                                              else HEROES[d].skill_priority) for h, d in enumerate(self.hero_defs)]
@@ -121,7 +120,6 @@ class Game:
     # ---- set-up ----------------------------------------------------------------------------------------------------
     def _layout_buildings(self, init: bool):
         """Assigns unit rows to buildings (heroes take rows 0..n-1) and, at init, writes their stats."""
-        s = self.s
         by_key = {}
         for i, b in enumerate(self.map.buildings):
             u = self.n_heroes + i
@@ -145,7 +143,7 @@ class Game:
         if b.type == UT_TOWER:
             st = TOWER_STATS[b.tier - 1]
         elif b.type == UT_ANCIENT:
-            st = CRYSTAL_STATS if self.mode == "1v1" else ANCIENT_STATS
+            st = CRYSTAL_STATS if self.mode == MODE_1V1 else ANCIENT_STATS
         else:
             st = {UT_BARRACKS_MELEE: BARRACKS_MELEE_STATS, UT_BARRACKS_RANGED: BARRACKS_RANGED_STATS,
                   UT_SHRINE: SHRINE_STATS, UT_FOUNTAIN: FOUNTAIN_STATS}[b.type]
@@ -195,7 +193,7 @@ class Game:
         s, st = self.s, self.setup
         s.gi[GI_FIRST_FREE] = self.n_heroes + len(self.map.buildings)
         s.gi[GI_NEXT_UID] = s.gi[GI_FIRST_FREE]
-        s.gi[GI_CRYSTAL_ATTACKS] = 1 if self.mode == "1v1" else 0
+        s.gi[GI_CRYSTAL_ATTACKS] = 1 if self.mode == MODE_1V1 else 0
         s.gf[GF_TIME] = 0.0
         s.gf[GF_NEXT_WAVE] = 0.0
         for h in range(self.n_heroes):
@@ -407,15 +405,15 @@ class Game:
         heroes = []
         for h in range(self.n_heroes):
             heroes.append({
-                "slot": h, "team": "radiant" if h < self.team_size else "dire", "hero": self.hero_name(h),
+                "slot": h, "team": team_name(h // self.team_size), "hero": self.hero_name(h),
                 "level": int(s.hi[h, H_LEVEL]), "kills": int(s.hi[h, H_KILLS]), "deaths": int(s.hi[h, H_DEATHS]),
                 "assists": int(s.hi[h, H_ASSISTS]), "last_hits": int(s.hi[h, H_LH]), "denies": int(s.hi[h, H_DN]),
                 "gold_earned": round(float(s.hf[h, G_EARNED]), 1), "items": [
                     ITEMS[i].name for i in s.hi[h, H_IT0:H_IT0 + INVENTORY_SLOTS] if i >= 0]})
         return {
-            "mode": self.mode, "winner": {RADIANT: "radiant", DIRE: "dire"}.get(self.winner, "none"),
+            "mode": self.mode, "winner": winner_name(self.winner),
             "game_time_s": round(self.time, 2), "truncated": self.truncated,
-            "destroyed_by": {name: asdict(self.stats[t]) for t, name in ((RADIANT, "radiant"), (DIRE, "dire"))},
+            "destroyed_by": {team_name(t): asdict(self.stats[t]) for t in (RADIANT, DIRE)},
             "heroes": heroes,
         }
 

@@ -6,10 +6,10 @@ is abstracted away); purchasing is scripted (``app/game/builds.py``).
 """
 from __future__ import annotations
 
-from app.game.abilities import (AFFECT_ALLIES, AFFECT_ENEMIES, AREA_CIRCLE_SELF, AREA_SELF, AREA_TARGET,
-                                EFFECT_BLINK, EFFECT_DAMAGE, EFFECT_HEAL, EFFECT_MANA_REGEN, EFFECT_REGEN,
-                                EFFECT_TELEPORT, EFFECT_WARD, TT_NO_TARGET, TT_POINT, TT_TELEPORT, TT_UNIT, TT_WARD,
-                                UK_ENEMY, UK_TELEPORT, Ability, Effect, Item)
+from app.game.abilities import (AFFECT_ALLIES, AFFECT_ENEMIES, AREA_CIRCLE_SELF, AREA_SELF, AREA_TARGET, EFFECT_BLINK,
+                                EFFECT_DAMAGE, EFFECT_HEAL, EFFECT_MANA_REGEN, EFFECT_REGEN, EFFECT_TELEPORT,
+                                EFFECT_WARD, TT_NO_TARGET, TT_POINT, TT_TELEPORT, TT_UNIT, TT_WARD, UK_ENEMY,
+                                UK_TELEPORT, Ability, Effect, Item)
 
 INVENTORY_SLOTS = 6
 TELEPORT_CHANNEL_S = 3.0

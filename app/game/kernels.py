@@ -10,11 +10,11 @@ import math
 import numpy as np
 from numba import njit
 
-from app.game.abilities import (AFFECT_ALLIES, AREA_CIRCLE_POINT, AREA_CIRCLE_SELF, AREA_CONE, AREA_LINE,
-                                AREA_SELF, AREA_TARGET, CONE_HALF_ANGLE_DEG, EFFECT_AURA, EFFECT_BLINK,
-                                EFFECT_DAMAGE, EFFECT_DAMAGE_BUFF, EFFECT_DOT, EFFECT_HEAL, EFFECT_MANA_REGEN,
-                                EFFECT_REGEN, EFFECT_SHIELD, EFFECT_SLOW, EFFECT_STUN, EFFECT_WARD, TT_NO_TARGET,
-                                TT_POINT, TT_TELEPORT, TT_UNIT, TT_UNIT_OFFSET, TT_WARD, UK_ALLY, UK_ENEMY)
+from app.game.abilities import (AFFECT_ALLIES, AREA_CIRCLE_POINT, AREA_CIRCLE_SELF, AREA_LINE, AREA_SELF, AREA_TARGET,
+                                CONE_HALF_ANGLE_DEG, EFFECT_AURA, EFFECT_BLINK, EFFECT_DAMAGE, EFFECT_DAMAGE_BUFF,
+                                EFFECT_DOT, EFFECT_HEAL, EFFECT_MANA_REGEN, EFFECT_REGEN, EFFECT_SHIELD, EFFECT_SLOW,
+                                EFFECT_STUN, EFFECT_WARD, TT_NO_TARGET, TT_POINT, TT_TELEPORT, TT_UNIT, TT_UNIT_OFFSET,
+                                TT_WARD, UK_ALLY, UK_ENEMY)
 from app.game.constants import (ASSIST_WINDOW_S, BUYBACK_BASE_GOLD, BUYBACK_COOLDOWN_S, BUYBACK_PER_LEVEL2,
                                 BUYBACK_PER_MINUTE, CREEP_AGGRO_RANGE, CREEP_STATS, CREEP_UPGRADE_EVERY_S,
                                 CREEP_UPGRADE_FRAC, CREEP_WAYPOINT_REACHED, CREEPS_PER_WAVE, DAY_NIGHT_PERIOD_S,
@@ -22,16 +22,27 @@ from app.game.constants import (ASSIST_WINDOW_S, BUYBACK_BASE_GOLD, BUYBACK_COOL
                                 HERO_ASSIST_GOLD, HERO_KILL_GOLD_BASE, HERO_KILL_GOLD_PER_LEVEL, HERO_KILL_XP_BASE,
                                 HERO_KILL_XP_PER_LEVEL, MAP_SIZE, MAX_UNITS, MEGA_CREEP_MULT, PASSIVE_GOLD_PER_S,
                                 RESPAWN_BASE_S, RESPAWN_PER_LEVEL_S, SHRINE_COOLDOWN_S, SHRINE_DURATION_S,
-                                SHRINE_HEAL_PER_S, SHRINE_MANA_PER_S, SHRINE_RADIUS, SUPER_CREEP_MULT,
-                                TOWER_AGGRO_S, UT_ANCIENT, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE,
-                                UT_CREEP_RANGED, UT_FOUNTAIN, UT_HERO, UT_SHRINE, UT_TOWER, UT_WARD,
-                                WAVE_INTERVAL_S, XP_SHARE_RADIUS)
+                                SHRINE_HEAL_PER_S, SHRINE_MANA_PER_S, SHRINE_RADIUS, SUPER_CREEP_MULT, TOWER_AGGRO_S,
+                                UT_ANCIENT, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE, UT_CREEP_RANGED,
+                                UT_FOUNTAIN, UT_HERO, UT_SHRINE, UT_TOWER, UT_WARD, WAVE_INTERVAL_S, XP_SHARE_RADIUS)
 from app.game.items import TELEPORT_CHANNEL_S
-from app.game.state import *  # noqa: F401,F403  (column constants)
-from app.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, EV_DEATH, MAX_EVENTS, ORDER_ATTACK, ORDER_CAST,
-                            ORDER_IDLE, ORDER_MOVE, PROT_ALL_ALIVE, PROT_ANY_ALIVE)
-from app.game.tables import (A_CD, A_E0, A_EFF_STRIDE, A_AMT, A_DUR, A_EA0, A_EF0, A_EK0, A_MANA, A_NEFF,
-                             A_PASSIVE, A_RAD, A_RANGE, A_TT, A_UK, IS_CONSUMABLE)
+from app.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, E_FLAG, E_KILLER, E_KIND, E_TEAM, E_TYPE, E_VICTIM,
+                            EV_DEATH, F_AGGRO_T, F_ARMOR, F_ATK_T, F_AURA_ARMOR, F_BAT, F_DBUFF, F_DBUFF_T, F_DEST_X,
+                            F_DEST_Y, F_DMG, F_DOT_DPS, F_DOT_T, F_GOLD, F_HP, F_HPREG, F_LAST_ATK, F_LIFE_T, F_MANA,
+                            F_MANAREG, F_MAXHP, F_MAXMANA, F_MREGEN, F_MREGEN_T, F_MRES, F_OFF_X, F_OFF_Y, F_RANGE,
+                            F_REGEN, F_REGEN_T, F_SHIELD, F_SHIELD_T, F_SHRINE_CD, F_SHRINE_T, F_SLOW, F_SLOW_T,
+                            F_SPEED, F_STUN_T, F_TP_T, F_TP_X, F_TP_Y, F_VIS_DAY, F_VIS_NIGHT, F_X, F_XP, F_Y, G_BB_CD,
+                            G_CD0, G_DMGT0, G_EARNED, G_GOLD, G_ICD0, G_ICD6, G_LS_HP, G_LS_T, G_LS_X, G_LS_Y,
+                            G_RESPAWN, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE,
+                            GI_N_HEROES, GI_NEXT_UID, GI_TICK, GI_WINNER, H_AB0, H_ASSISTS, H_BUYBACKS, H_CH0, H_DEATHS,
+                            H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_TOWERS, H_UNIT, I_ALIVE, I_ATTACKING, I_CAST_AB,
+                            I_CAST_ITEM, I_CAST_LV, I_CAST_SLOT, I_CREEP_KIND, I_DOT_SRC, I_HERO, I_INVULN, I_LANE,
+                            I_LAST_DMG, I_ORDER, I_PROT0, I_PROT1, I_PROT2, I_PROT_MODE, I_TARGET, I_TEAM, I_TYPE,
+                            I_UID, I_USED, I_WP, INVENTORY, MAX_EVENTS, OK_ABILITY, OK_ATTACK, OK_BUYBACK, OK_ITEM,
+                            OK_MOVE, OK_SHRINE, ORDER_ATTACK, ORDER_CAST, ORDER_IDLE, ORDER_MOVE, P_ACTIVE, P_ARG,
+                            P_KIND, P_TICK, P_UNIT, P_X, P_Y, PROT_ALL_ALIVE, PROT_ANY_ALIVE)
+from app.game.tables import (A_AMT, A_CD, A_DUR, A_E0, A_EA0, A_EF0, A_EFF_STRIDE, A_EK0, A_MANA, A_NEFF, A_PASSIVE,
+                             A_RAD, A_RANGE, A_TT, A_UK, ABILITIES_PER_HERO, IS_CONSUMABLE)
 
 COS_CONE = math.cos(math.radians(CONE_HALF_ANGLE_DEG))
 WARD_HP = 200.0
@@ -291,7 +302,7 @@ def apply_auras(uf, ui, hi, abi, abf, hero_ab, n_heroes):
         u = hi[h, H_UNIT]
         if ui[u, I_ALIVE] == 0:
             continue
-        for k in range(4):
+        for k in range(ABILITIES_PER_HERO):
             ab = hero_ab[h, k]
             lv = hi[h, H_AB0 + k]
             if lv == 0 or abi[ab, A_PASSIVE] == 0 or abi[ab, A_EK0] != EFFECT_AURA:
@@ -452,10 +463,10 @@ def spawn_ward(uf, ui, gi, team, x, y, vision, life):
 def cast_now(uf, ui, hf, hi, gf, gi, terrain, abi, abf, h, u, ab, lv, slot, tx, ty, target, item_slot):
     """Pays the cost, starts the cooldown and applies the ability's effects."""
     uf[u, F_MANA] -= abf[ab, A_MANA + lv]
-    if slot < 4:
+    if slot < ABILITIES_PER_HERO:  # slots: the hero's abilities, then the item actions
         hf[h, G_CD0 + slot] = abf[ab, A_CD + lv]
     else:
-        hf[h, G_ICD0 + slot - 4] = abf[ab, A_CD + lv]
+        hf[h, G_ICD0 + slot - ABILITIES_PER_HERO] = abf[ab, A_CD + lv]
     if item_slot >= 0 and hi[h, H_CH0 + item_slot] > 0:
         hi[h, H_CH0 + item_slot] -= 1
         if hi[h, H_CH0 + item_slot] == 0:
@@ -580,7 +591,7 @@ def apply_orders(uf, ui, hf, hi, gf, gi, pend, vis, terrain, abi, abf, hero_ab, 
                     continue
                 ab = ia_ab[arg]
                 lv = 0
-                slot = 4 + arg
+                slot = ABILITIES_PER_HERO + arg
                 for k in range(INVENTORY):
                     if hi[h, H_IT0 + k] == ia_item[arg]:
                         item_slot = k

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.game.constants import (DIRE, GRID_CELL, GRID_N, LANE_BOT, LANE_MID, LANE_TOP, MAP_SIZE, RADIANT,
-                                UT_ANCIENT, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_FOUNTAIN, UT_SHRINE, UT_TOWER)
+from app.game.constants import (DIRE, GRID_CELL, GRID_N, LANE_BOT, LANE_MID, LANE_TOP, MAP_SIZE, RADIANT, UT_ANCIENT,
+                                UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_FOUNTAIN, UT_SHRINE, UT_TOWER)
+from app.game.teams import MODE_1V1, MODE_5V5, check_mode
 
 MAX_WAYPOINTS = 8
 # Radiant-side lane paths, from the Radiant base to the Dire base
@@ -113,9 +114,8 @@ def _terrain() -> tuple[np.ndarray, np.ndarray]:
 
 
 def build_map(mode: str) -> MapLayout:
-    if mode not in ("5v5", "1v1"):
-        raise ValueError(f"mode must be one of ['1v1', '5v5'], got {mode!r}")
-    lanes_on = (False, True, False) if mode == "1v1" else (True, True, True)
+    check_mode(mode)
+    lanes_on = (False, True, False) if mode == MODE_1V1 else (True, True, True)
     lanes = [[lane_path(t, lane) for lane in range(3)] for t in (RADIANT, DIRE)]
     buildings: list[Building] = []
     for team in (RADIANT, DIRE):
@@ -125,16 +125,16 @@ def build_map(mode: str) -> MapLayout:
             if not lanes_on[lane]:
                 continue
             path = lanes[team][lane]
-            tiers = (1, 2) if mode == "1v1" else (1, 2, 3)
+            tiers = (1, 2) if mode == MODE_1V1 else (1, 2, 3)
             for tier in tiers:
                 (x, y), _ = _point_along(path[:-1], TOWER_LANE_FRACTION[tier])
                 buildings.append(Building(UT_TOWER, team, lane, tier, x, y))
-            if mode == "5v5":
+            if mode == MODE_5V5:
                 (x, y), (dx, dy) = _point_along(path[:-1], BARRACKS_LANE_FRACTION)
                 nx, ny = -dy * BARRACKS_SIDE_OFFSET, dx * BARRACKS_SIDE_OFFSET
                 buildings.append(Building(UT_BARRACKS_MELEE, team, lane, 0, x + nx, y + ny))
                 buildings.append(Building(UT_BARRACKS_RANGED, team, lane, 0, x - nx, y - ny))
-        if mode == "5v5":
+        if mode == MODE_5V5:
             for p in T4_POS:
                 buildings.append(Building(UT_TOWER, team, -1, 4, *place(p)))
             for p in SHRINE_POS:

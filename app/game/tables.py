@@ -1,6 +1,7 @@
 """Compiles the hero pool and the items into flat numpy tables that the numba kernels read.
 
-Ability ids: hero h's ability k is ``4 * h + k``; item actions follow (``item_action_ability(k)``).
+Ability ids: hero h's ability k is ``ABILITIES_PER_HERO * h + k`` (``hero_ability``); the item actions follow, in
+``items.ITEM_ACTIONS`` order (``item_action_ab`` of ``tables()``).
 """
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import numpy as np
 from app.game.abilities import Ability
 from app.game.heroes import HEROES
 from app.game.items import ITEM_ACTIONS, ITEMS, item_id
+
+ABILITIES_PER_HERO = 4  # abilities.Hero: 3 basic abilities and the ultimate
 
 # ability int columns
 (A_TT, A_UK, A_PASSIVE, A_ULT, A_NEFF, A_EK0, A_EA0, A_EF0, A_EK1, A_EA1, A_EF1, NABI) = range(12)
@@ -56,7 +59,7 @@ def tables():
     abf = np.zeros((len(abilities), NABF), np.float64)
     for a, ab in enumerate(abilities):
         abi[a], abf[a] = _ability_rows(ab)
-    item_action_ab = np.arange(4 * len(HEROES), len(abilities), dtype=np.int64)
+    item_action_ab = np.arange(ABILITIES_PER_HERO * len(HEROES), len(abilities), dtype=np.int64)
     item_stats = np.zeros((len(ITEMS), NIS), np.float64)
     for i, it in enumerate(ITEMS):
         item_stats[i] = (it.cost, it.damage, it.armor, it.hp, it.mana, it.hp_regen, it.mana_regen, it.move_speed,
@@ -67,4 +70,4 @@ def tables():
 
 
 def hero_ability(hero_def: int, k: int) -> int:
-    return 4 * hero_def + k
+    return ABILITIES_PER_HERO * hero_def + k

@@ -45,11 +45,9 @@ def port_in_use(host: str, port: int) -> str | None:
 
 
 def _warm_up():
-    """Loads the compiled kernels (numba) before the first client's call rather than inside it."""
-    from app.env.moba_env import MobaEnv
-    env = MobaEnv({"mode": "1v1", "seed": 0})
-    env.reset()
-    env.step({a: env.action_spaces[a].sample() for a in env.possible_agents})
+    """Compiles (or loads) the kernels (numba) before the first client's call rather than inside it."""
+    from app.env.compiled import compile_ahead
+    compile_ahead(log=lambda line: print(f"app.server: {line}", flush=True))
 
 
 def main(argv=None) -> int:

@@ -10,6 +10,12 @@ server uses one core for game work and the gRPC core threads for I/O).
 Bad input never corrupts a game: ``MobaEnv.step`` validates every action before it changes anything, and a
 ``ValueError`` becomes INVALID_ARGUMENT with the environment's message (which names the agent and the field).
 
+Error details stay small whatever the client sent: they travel as gRPC trailing metadata, and details over the
+client's metadata limit (8 KiB by default) reach it as RESOURCE_EXHAUSTED (which ``RemoteMobaEnv`` reports as "server
+full") instead of the real error. So a client value quoted in a message goes through ``quoted`` (cut to
+``MAX_ECHO_CHARS``), and every abort through ``_abort``, which makes the details ASCII and cuts them to
+``MAX_DETAILS_CHARS`` (bounding the environment's messages too, which quote hero names, agent ids, ...).
+
 Action offset (seeds/003 app. L): ``action_offset: true`` in the game's config turns on MobaEnv's offset on the
 server: the actions a client sends with step T are queued and the game advances from T to T+1 with the actions sent
 at step T-1 (none at the first step). So the action taken at T+1 is the one decided from the observation at T, and
@@ -45,6 +51,40 @@ GRPC_OPTIONS = [
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.so_reuseport", 0),  # a second server on the same port must fail, not share it
 ]
+# A client-supplied value quoted in an error message is cut to this many characters (its repr's).
+MAX_ECHO_CHARS = 80
+# The whole details string of an error is cut to this many characters. gRPC percent-encodes the details' UTF-8 (3
+# bytes for '%' or a byte outside printable ASCII, so up to 12 for a character): made ASCII first (backslash
+# escapes), 1,500 characters are at most 4.5 KB on the wire, well under the client's default 8 KiB metadata limit.
+MAX_DETAILS_CHARS = 1_500
+
+
+def quoted(value, limit: int = MAX_ECHO_CHARS) -> str:
+    """``repr(value)`` for an error message, or, when longer than `limit`, its start, ``...`` and the value's length.
+    For every value the server echoes back to a client (game ids, mode, seed, config values)."""
+    # slice a long string before repr: a client may send megabytes
+    text = repr(value[:limit + 1]) if isinstance(value, str) else repr(value)
+    if len(text) <= limit:
+        return text
+    size = f"{len(value)} chars" if isinstance(value, str) else f"{len(repr(value))} chars as text"
+    return f"{text[:limit]}... ({size})"
+
+
+def capped_details(message: str, limit: int = MAX_DETAILS_CHARS) -> str:
+    """`message` made ASCII (backslash escapes) and cut in the middle to at most `limit` characters: the start names
+    the field and the end the game, the middle is what a long client value makes long."""
+    text = message.encode("ascii", "backslashreplace").decode("ascii")
+    if len(text) <= limit:
+        return text
+    marker = f" ... [{len(text)} characters, cut] ... "
+    head = (limit - len(marker)) * 2 // 3
+    tail = limit - len(marker) - head
+    return f"{text[:head]}{marker}{text[-tail:]}"
+
+
+def _abort(context, code: grpc.StatusCode, message: str):
+    """``context.abort`` with the details capped (``capped_details``); every error reply goes through here."""
+    context.abort(code, capped_details(message))
 
 
 def default_env_factory(config: dict):
@@ -99,14 +139,14 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
         with self._lock:
             g = self.games.get(game_id)
         if g is None:
-            context.abort(grpc.StatusCode.NOT_FOUND,
-                          f"unknown game id {game_id!r}: no such game on this server (closed, never created, or the "
-                          f"server restarted); {len(self.games)} game(s) open")
+            _abort(context, grpc.StatusCode.NOT_FOUND,
+                   f"unknown game id {quoted(game_id)}: no such game on this server (closed, never created, or the "
+                   f"server restarted); {len(self.games)} game(s) open")
         return g
 
     def _check_serving(self, context):
         if self.stopping:
-            context.abort(grpc.StatusCode.UNAVAILABLE, "server is shutting down")
+            _abort(context, grpc.StatusCode.UNAVAILABLE, "server is shutting down")
 
     def _run_env(self, g: _Game, fn):
         """Runs fn() under the game's lock; returns (result, None) or (None, (status, message))."""
@@ -166,25 +206,25 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
         try:
             cfg = json.loads(request.config_json) if request.config_json else {}
         except json.JSONDecodeError as e:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"config_json: not valid JSON ({e})")
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"config_json: not valid JSON ({e})")
         if not isinstance(cfg, dict):
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                          f"config_json: must be a JSON object of env config keys, got {type(cfg).__name__}")
+            _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                   f"config_json: must be a JSON object of env config keys, got {type(cfg).__name__}")
         if request.mode:
             if "mode" in cfg and cfg["mode"] != request.mode:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                              f"mode: {request.mode!r} disagrees with the config's 'mode' {cfg['mode']!r}")
+                _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                       f"mode: {quoted(request.mode)} disagrees with the config's 'mode' {quoted(cfg['mode'])}")
             cfg["mode"] = request.mode
         if request.HasField("seed"):
             if cfg.get("seed") is not None and cfg["seed"] != request.seed:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
-                              f"seed: {request.seed} disagrees with the config's 'seed' {cfg['seed']!r}")
+                _abort(context, grpc.StatusCode.INVALID_ARGUMENT,
+                       f"seed: {request.seed} disagrees with the config's 'seed' {quoted(cfg['seed'])}")
             cfg["seed"] = request.seed
         with self._lock:
             if len(self.games) + self._pending >= self.max_games:
-                context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
-                              f"too many games: this server hosts at most {self.max_games} (--max-games) and "
-                              f"{len(self.games)} are open; close one or use another server")
+                _abort(context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                       f"too many games: this server hosts at most {self.max_games} (--max-games) and "
+                       f"{len(self.games)} are open; close one or use another server")
             self._pending += 1
         try:
             try:
@@ -193,10 +233,10 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
                                  request.instance_id if request.HasField("instance_id") else None)
                 fields = _spec_fields(env)
             except (ValueError, TypeError) as e:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(e))
+                _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
             except Exception as e:  # an environment bug: say so, keep serving
                 log.exception("creating a game failed")
-                context.abort(grpc.StatusCode.INTERNAL, f"creating the game failed: {type(e).__name__}: {e}")
+                _abort(context, grpc.StatusCode.INTERNAL, f"creating the game failed: {type(e).__name__}: {e}")
             game_id = f"g{next(self._seq)}-{secrets.token_hex(4)}"
             spec = pb.GameSpec(game_id=game_id, **fields)
             g = _Game(game_id, env, spec, env.cfg.seed, request.client or context.peer())
@@ -226,7 +266,7 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
 
         result, err = self._run_env(g, do)
         if err:
-            context.abort(*err)
+            _abort(context, *err)
         obs, infos = result
         reply = pb.ResetReply()
         codec.fill_observations(reply.observations, obs, g.env.possible_agents)
@@ -247,7 +287,7 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
 
         result, err = self._run_env(g, do)
         if err:
-            context.abort(*err)
+            _abort(context, *err)
         obs, rewards, terminateds, truncateds, infos = result
         reply = pb.StepReply()
         codec.fill_observations(reply.observations, obs, g.env.possible_agents)
@@ -261,7 +301,7 @@ class MobaGameServicer(pb_grpc.MobaGameServicer):
         with self._lock:
             g = self.games.pop(request.game_id, None)
         if g is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"unknown game id {request.game_id!r}: nothing to close")
+            _abort(context, grpc.StatusCode.NOT_FOUND, f"unknown game id {quoted(request.game_id)}: nothing to close")
         self._close(g, f"closed by {context.peer()}")
         return pb.CloseGameReply(closed=True)
 

@@ -1,5 +1,5 @@
 """Rating agents: TrueSkill as OpenAI Five used it (seeds/003 app. J) and Elo as Honor of Kings Arena did (seeds/004
-app. H.4). Pure functions over game results; playing the games is ``app/evaluate.py``'s job.
+app. H.4). Pure functions over game results; playing the games is ``policies/references.py``'s job.
 
 TrueSkill: sigma = 25/3, beta = sigma/2, tau = 0, draw probability 0.02. Reference agents are rated by playing each
 other; their mu are shifted so that the random agent has mu = 0. A version under test plays references within 10
@@ -12,12 +12,14 @@ import math
 
 import trueskill
 
+from app.game.teams import TEAM_NAMES, enemy_side
+
 TRUESKILL_SIGMA = 25.0 / 3.0  # app. J
 TRUESKILL_BETA = TRUESKILL_SIGMA / 2.0  # app. J
 TRUESKILL_TAU = 0.0  # app. J
 TRUESKILL_DRAW_PROBABILITY = 0.02  # app. J
 MATCHMAKING_RANGE = 10.0  # app. J: "we avoid playing agents more than 10 TrueSkill points away"
-PAPER_GAMES_PER_VERSION = 750  # app. J; the CPU default of app/evaluate.py is far smaller
+PAPER_GAMES_PER_VERSION = 750  # app. J; the CPU defaults (policies/references.py, train_config) are far smaller
 ANCHOR_AGENT = "random"  # app. J: "an agent playing randomly has mu = 0"
 ELO_K = 200.0  # seeds/004 app. H.4
 ELO_INITIAL = 1000.0
@@ -28,11 +30,9 @@ WIN, LOSS, DRAW = 1.0, 0.0, 0.5
 # ancient decides); "points" gives the capped game to the team with the higher raw (Table 6, shaped) return, the rule
 # of the evaluation's points win rate. On one machine nearly every capped game of a young policy is a draw, and
 # draws move neither the league's qualities nor TrueSkill.
-TIME_LIMIT_OUTCOMES = ("draw", "points")
-
-
-def enemy_side(side: str) -> str:
-    return "dire" if side == "radiant" else "radiant"
+LIMIT_DRAW, LIMIT_POINTS = "draw", "points"
+TIME_LIMIT_OUTCOMES = (LIMIT_DRAW, LIMIT_POINTS)
+DEFAULT_TIME_LIMIT_OUTCOME = LIMIT_DRAW
 
 
 def team_margin(side: str, returns: dict) -> float:
@@ -41,14 +41,21 @@ def team_margin(side: str, returns: dict) -> float:
     return returns.get(side, 0.0) - returns.get(enemy_side(side), 0.0)
 
 
-def game_score(side: str, winner: str | None, margin: float, time_limit_outcome: str = "draw") -> float:
-    """The score (WIN, LOSS or DRAW) of the team playing `side` in a finished game: `winner` is "radiant", "dire" or
-    "none"/None (the time limit), `margin` the team's raw return minus the enemy's."""
-    if time_limit_outcome not in TIME_LIMIT_OUTCOMES:
-        raise ValueError(f"time_limit_outcome must be one of {list(TIME_LIMIT_OUTCOMES)}, got {time_limit_outcome!r}")
-    if winner in ("radiant", "dire"):
+def check_time_limit_outcome(rule) -> str:
+    """The rule, or a ValueError naming the allowed ones."""
+    if rule not in TIME_LIMIT_OUTCOMES:
+        raise ValueError(f"time_limit_outcome must be one of {list(TIME_LIMIT_OUTCOMES)}, got {rule!r}")
+    return rule
+
+
+def game_score(side: str, winner: str | None, margin: float,
+               time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME) -> float:
+    """The score (WIN, LOSS or DRAW) of the team playing `side` in a finished game: `winner` is a side's name or
+    NO_WINNER/None (the time limit), `margin` the team's raw return minus the enemy's."""
+    check_time_limit_outcome(time_limit_outcome)
+    if winner in TEAM_NAMES:
         return WIN if winner == side else LOSS
-    if time_limit_outcome == "points" and margin != 0.0:
+    if time_limit_outcome == LIMIT_POINTS and margin != 0.0:
         return WIN if margin > 0.0 else LOSS
     return DRAW
 
@@ -115,7 +122,7 @@ def win_probability(a: trueskill.Rating, b: trueskill.Rating) -> float:
     return trueskill_env().cdf((a.mu - b.mu) / denom)
 
 
-# ---- Elo ---------------------------------------------------------------------------------------------------------------
+# ---- Elo -------------------------------------------------------------------------------------------------------------
 def elo_expected(ra: float, rb: float) -> float:
     return 1.0 / (1.0 + 10.0 ** ((rb - ra) / 400.0))
 

@@ -1,4 +1,4 @@
-"""Learner connector: the win-probability label of the auxiliary head (seeds/003 app. D, eq. 10).
+"""The learner connector of the win-probability label of the auxiliary head (seeds/003 app. D, eq. 10).
 
 For a segment (an episode chunk) from t1 to t2 the label of every step is 1 or 0 if the segment is the game's last
 and the hero's team won or lost, otherwise the model's own predicted win probability at the end of the segment
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.utils.annotations import override
 
+from app.game.teams import TEAM_NAMES, side_of_agent
 from policies.five_module import WIN_PROB
 
 WIN_LABEL = "aux_win_label"
@@ -19,13 +21,16 @@ DRAW_LABEL = 0.5
 def segment_label(agent_id: str, terminated: bool, truncated: bool, winner: str | None,
                   last_prediction: float) -> float:
     if terminated or (truncated and winner is not None):
-        if winner in ("radiant", "dire"):
-            return 1.0 if agent_id.startswith(winner) else 0.0
+        if winner in TEAM_NAMES:
+            return 1.0 if side_of_agent(agent_id) == winner else 0.0
         return DRAW_LABEL
     return float(last_prediction)
 
 
 class AddWinLabel(ConnectorV2):
+    """Adds the column WIN_LABEL to the learner's batch (before RLlib's own connectors pad and split it)."""
+
+    @override(ConnectorV2)
     def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, **kwargs):
         for sa_ep in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
             n = len(sa_ep)

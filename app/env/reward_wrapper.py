@@ -1,9 +1,11 @@
-"""Reward post-processing on the training side: zero sum, team spirit and time decay (seeds/003 app. G).
+"""``PostprocessedRewardEnv``: the environment as training sees it, with the rewards post-processed (seeds/003 app. G):
+zero sum, team spirit, time decay and reward normalization.
 
-It wraps the environment (a ``MultiAgentEnv``), because only there are all ten heroes' rewards of the same env
-step together (shared/notes/rllib.md section 3: once the env returns, rewards are summed per agent step and no
-longer aligned across agents). The math is ``app.env.rewards.postprocess_rewards``; the raw reward stays in
-``infos[agent]["raw_reward"]``. Team spirit is changed at runtime by the schedule callback (``set_team_spirit``).
+It wraps the environment (a ``MultiAgentEnv``: MobaEnv or RemoteMobaEnv), because only there are all ten heroes'
+rewards of the same env step together (docs/rllib_notes.md section 3: once the env returns, rewards are summed per
+agent step and no longer aligned across agents). The math is ``app.env.rewards.postprocess_rewards``; the raw reward
+stays in ``infos[agent]["raw_reward"]``. Team spirit is changed at runtime by the schedule callback
+(``set_team_spirit``).
 
 Reward normalization (seeds/003 Table 2 footnote c: "we normalize rewards using a running estimate of the standard
 deviation, and the value loss weight is applied post-normalization"): the post-processed rewards are divided by a
@@ -14,10 +16,11 @@ from __future__ import annotations
 
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.annotations import override
 
-from app.env.rewards import TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
+from app.env.rewards import TEAM_SPIRIT, TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
+from app.game.teams import team_of_agent
 
-DEFAULT_TEAM_SPIRIT = 0.3  # Table 2, Baseline column
 SCALE_EPS = 1e-8
 SCALE_WARMUP = 100  # returns seen before the running std is used (until then rewards pass unscaled)
 
@@ -55,7 +58,7 @@ PROCESS_SCALER = ReturnScaler()
 class PostprocessedRewardEnv(MultiAgentEnv):
     """Wraps MobaEnv (or RemoteMobaEnv): same spaces and agents, post-processed rewards."""
 
-    def __init__(self, env, team_spirit: float = DEFAULT_TEAM_SPIRIT, zero_sum: bool = True,
+    def __init__(self, env, team_spirit: float = TEAM_SPIRIT, zero_sum: bool = True,
                  time_decay: bool = True, normalize_gamma: float | None = None, scaler: ReturnScaler | None = None):
         """`normalize_gamma`: when set, rewards are divided by the running std of returns discounted by it (footnote
         c); `scaler` holds that std (the process-wide one by default)."""
@@ -65,10 +68,9 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         self.agents = env.agents
         self.observation_spaces = env.observation_spaces
         self.action_spaces = env.action_spaces
-        self.team_of = np.array([0 if a.startswith("radiant") else 1 for a in self.possible_agents])
+        self.team_of = np.array([team_of_agent(a) for a in self.possible_agents])
         self.zero_sum = zero_sum
         self.time_decay_base = TIME_DECAY_BASE if time_decay else 1.0
-        self.team_spirit = DEFAULT_TEAM_SPIRIT
         self.set_team_spirit(team_spirit)
         if normalize_gamma is not None and not 0.0 <= normalize_gamma < 1.0:
             raise ValueError(f"normalize_gamma must be in [0, 1), got {normalize_gamma}")
@@ -81,12 +83,14 @@ class PostprocessedRewardEnv(MultiAgentEnv):
             raise ValueError(f"team_spirit must be in [0, 1], got {tau}")
         self.team_spirit = float(tau)
 
+    @override(MultiAgentEnv)
     def reset(self, *, seed=None, options=None):
         obs, infos = self.env.reset(seed=seed, options=options)
         self.agents = self.env.agents
         self.returns[:] = 0.0
         return obs, infos
 
+    @override(MultiAgentEnv)
     def step(self, action_dict):
         obs, rewards, terms, truncs, infos = self.env.step(action_dict)
         raw = np.array([rewards[a] for a in self.possible_agents])
@@ -108,10 +112,12 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         self.agents = self.env.agents
         return obs, new_rewards, terms, truncs, infos
 
+    @override(MultiAgentEnv)
     def close(self):
         if hasattr(self.env, "close"):
             self.env.close()
 
     @property
+    @override(MultiAgentEnv)
     def unwrapped(self):
         return self

@@ -1,5 +1,5 @@
-"""callbacks/trueskill_evaluator.py: rating versions against references (seeds/003 app. J) and the actor that does
-it beside training."""
+"""Rating versions against references (seeds/003 app. J; policies/references.VersionRater) and the actor that does it
+beside training (callbacks/trueskill_rating.py)."""
 import csv
 import time
 
@@ -8,10 +8,13 @@ import ray
 import torch
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from app import ratings as R
 from app.env.moba_env import MobaEnv
-from callbacks import trueskill_evaluator as T
+from app.train_config import TRUESKILL_DEFAULTS
+from callbacks import trueskill_rating as T
+from policies import ratings as R
 from policies.five_module import FiveRLModule
+from policies.module_ids import MAIN
+from policies.references import VersionRater
 
 TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,
         "action_embed": 8, "categorical_embed": 4}
@@ -40,6 +43,14 @@ def state(spec):
     return spec.build().get_state()
 
 
+@pytest.fixture(scope="module")
+def version_module(spec, state):
+    """The rated version: a module with the weights `state`."""
+    m = spec.build()
+    m.set_state(state)
+    return m
+
+
 def refs(**agents):
     """A rated 1v1 pool: name=(kind, mu)."""
     return {"mode": "1v1", "agents": {n: {"kind": k, "mu": mu, "sigma": 1.0} for n, (k, mu) in agents.items()}}
@@ -54,45 +65,45 @@ def replay_rating(start_mu, rows, pool):
     return rating
 
 
-def test_a_version_starts_at_the_previous_versions_mu_and_moves_per_game(spec, state):
-    ev = T.TrueSkillEvaluator(refs(random=("random", 5.0), scripted=("scripted", 8.0)), spec.build)
-    first = ev.evaluate(1, state, 4, TIME_LIMIT_S, seed=0)
+def test_a_version_starts_at_the_previous_versions_mu_and_moves_per_game(version_module):
+    ev = VersionRater(refs(random=("random", 5.0), scripted=("scripted", 8.0)))
+    first = ev.rate(1, version_module, 4, TIME_LIMIT_S, seed=0)
     assert first["mu"] == pytest.approx(replay_rating(0.0, first["rows"], ev.pool).mu)
     assert first["mu"] != pytest.approx(0.0)  # the games moved it, so the next version's start is testable
-    second = ev.evaluate(2, state, 3, TIME_LIMIT_S, seed=10)
+    second = ev.rate(2, version_module, 3, TIME_LIMIT_S, seed=10)
     expected = replay_rating(first["mu"], second["rows"], ev.pool)
     assert (second["mu"], second["sigma"]) == pytest.approx((expected.mu, expected.sigma))
     assert second["games"] == 3 == second["wins"] + second["draws"] + second["losses"]
     assert sum(second["opponents"].values()) == 3 and second["wall_s"] > 0
     assert [r["side"] for r in second["rows"]] == ["radiant", "dire", "radiant"]
-    untouched = ev.evaluate(3, state, 0, TIME_LIMIT_S, seed=0)
+    untouched = ev.rate(3, version_module, 0, TIME_LIMIT_S, seed=0)
     assert (untouched["mu"], untouched["sigma"]) == pytest.approx((second["mu"], R.TRUESKILL_SIGMA))
 
 
-def test_matchmaking_plays_only_references_within_ten_points(spec, state):
-    ev = T.TrueSkillEvaluator(refs(random=("random", 0.0), near=("random", 6.0), far=("random", 40.0)), spec.build)
-    out = ev.evaluate(1, state, 4, TIME_LIMIT_S, seed=0)
+def test_matchmaking_plays_only_references_within_ten_points(version_module):
+    ev = VersionRater(refs(random=("random", 0.0), near=("random", 6.0), far=("random", 40.0)))
+    out = ev.rate(1, version_module, 4, TIME_LIMIT_S, seed=0)
     assert all(r["mu"] < 30 for r in out["rows"])
     assert out["opponents"] == {"random": 2, "near": 2}  # spread over the eligible references, never "far"
     ev.ratings[1] = R.trueskill_env().create_rating(mu=38.0)  # a strong previous version: only "far" is near it
-    assert ev.evaluate(2, state, 2, TIME_LIMIT_S, seed=0)["opponents"] == {"far": 2}
+    assert ev.rate(2, version_module, 2, TIME_LIMIT_S, seed=0)["opponents"] == {"far": 2}
 
 
-def test_a_resumed_run_starts_at_the_last_rated_mu(spec, state, tmp_path):
+def test_a_resumed_run_starts_at_the_last_rated_mu(version_module, tmp_path):
     path = str(tmp_path / T.CSV_NAME)
     assert T.last_rated_mu(path) is None
     T.append_csv(path, [{"version": v, "mu": mu, "sigma": 3.0, "games": 4, "wins": 2, "draws": 1, "losses": 1,
                          "wall_s": 1.0} for v, mu in ((5, 2.0), (10, 7.5))])
     assert T.last_rated_mu(path) == 7.5
-    ev = T.TrueSkillEvaluator(refs(random=("random", 0.0)), spec.build, start_mu=T.last_rated_mu(path))
-    out = ev.evaluate(15, state, 1, TIME_LIMIT_S, seed=0)
+    ev = VersionRater(refs(random=("random", 0.0)), start_mu=T.last_rated_mu(path))
+    out = ev.rate(15, version_module, 1, TIME_LIMIT_S, seed=0)
     assert out["mu"] == pytest.approx(replay_rating(7.5, out["rows"], ev.pool).mu)
 
 
 def test_unrated_references_are_errors_naming_them(spec):
     with pytest.raises(ValueError, match="'scripted'"):
-        T.TrueSkillEvaluator({"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0},
-                                                        "scripted": {"kind": "scripted"}}}, spec.build)
+        VersionRater({"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0},
+                                                "scripted": {"kind": "scripted"}}})
 
 
 def test_csv_rows_are_readable_by_speedup(tmp_path):
@@ -117,12 +128,12 @@ def wait_for(actor, predicate, timeout_s=45.0):
 
 
 def test_the_actor_keeps_one_pending_version_and_polls_without_blocking(ray_session, spec, state):
-    actor = T.TrueSkillEvaluatorActor.remote(refs(random=("random", 0.0)), spec.build, 6, TIME_LIMIT_S,
-                                             cpu_share=1.0)  # unthrottled: the throttle has its own tests
+    actor = T.TrueSkillRaterActor.remote(refs(random=("random", 0.0)), spec.build, 6, TIME_LIMIT_S,
+                                         cpu_share=1.0)  # unthrottled: the throttle has its own tests
     try:
         assert ray.get(actor.submit.remote(1, state)) is None
         st = wait_for(actor, lambda s: s["running"] == 1)
-        assert st["niceness"] == T.EVALUATOR_NICENESS
+        assert st["niceness"] == T.RATER_NICENESS
         assert ray.get(actor.submit.remote(2, state)) is None
         assert ray.get(actor.submit.remote(3, state)) == 2  # replaced, not queued
         t = time.time()
@@ -142,18 +153,18 @@ def test_the_actor_keeps_one_pending_version_and_polls_without_blocking(ray_sess
 
 
 class FakeAlgorithm:
-    """What TrueSkillCallback reads of an Algorithm (no training here: app/train.py's tests cover that)."""
+    """What TrueSkillCallback reads of an Algorithm (no training here: the training tests cover that)."""
 
     def __init__(self, settings, module, logdir):
         from types import SimpleNamespace
         self.config = SimpleNamespace(learner_config_dict={T.TRUESKILL_KEY: settings}, env_config={})
-        self.learner_group = SimpleNamespace(get_weights=lambda module_ids: {"main": module.get_state()})
+        self.learner_group = SimpleNamespace(get_weights=lambda module_ids: {MAIN: module.get_state()})
         self.get_module = lambda module_id: module
         self.logdir, self.iteration = logdir, 0
 
 
 def test_the_callback_reports_finished_versions_and_writes_the_csv(ray_session, spec, tmp_path):
-    algo = FakeAlgorithm({"every": 2, "games": 2, "time_limit_s": TIME_LIMIT_S, "cpu_share": 1.0,
+    algo = FakeAlgorithm({**TRUESKILL_DEFAULTS, "every": 2, "games": 2, "time_limit_s": TIME_LIMIT_S, "cpu_share": 1.0,
                           "references": refs(random=("random", 0.0))}, spec.build(), str(tmp_path))
     cb = T.TrueSkillCallback()
     cb.on_algorithm_init(algorithm=algo)
@@ -189,11 +200,10 @@ def test_a_resumed_run_rates_the_restored_version_when_it_was_due_and_not_rated(
     assert submitted == [40]  # 20 is rated, 30 was never due
 
 
-def test_a_version_is_rated_only_under_the_rule_of_its_references(spec, state):
+def test_a_version_is_rated_only_under_the_rule_of_its_references(version_module):
     with pytest.raises(ValueError, match="rated with 'draw'"):
-        T.TrueSkillEvaluator(refs(random=("random", 0.0)), spec.build, time_limit_outcome="points")
-    ev = T.TrueSkillEvaluator({**refs(random=("random", 0.0)), "time_limit_outcome": "points"}, spec.build,
-                              time_limit_outcome="points")
+        VersionRater(refs(random=("random", 0.0)), time_limit_outcome="points")
+    ev = VersionRater({**refs(random=("random", 0.0)), "time_limit_outcome": "points"}, time_limit_outcome="points")
     assert ev.time_limit_outcome == "points"
 
 

@@ -1,12 +1,14 @@
-"""app/evaluate.py: reference pools, rating a checkpoint against them, and the CLI's errors."""
+"""policies/references.py and its CLI app/rate.py: reference pools, rating a checkpoint against them, and the CLI's
+errors."""
 import json
 
 import numpy as np
 import pytest
 import torch
 
-from app import evaluate
+from app import rate
 from app.env.moba_env import MobaEnv
+from policies import references
 from policies.five_module import FiveRLModule
 
 TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,
@@ -33,7 +35,7 @@ def test_rating_a_checkpoint_plays_references_within_ten_points(module_checkpoin
     refs = write_refs(tmp_path / "refs.json", {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0},
                                                "scripted": {"kind": "scripted", "mu": 30.0, "sigma": 1.0}})
     csv = tmp_path / "games.csv"
-    rc = evaluate.main(["--checkpoint", module_checkpoint, "--references", refs, "--games", "2", "--time-limit",
+    rc = rate.main(["--checkpoint", module_checkpoint, "--references", refs, "--games", "2", "--time-limit",
                         "20", "--csv", str(csv), "--elo"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
@@ -45,22 +47,22 @@ def test_rating_a_checkpoint_plays_references_within_ten_points(module_checkpoin
 
 def test_rating_the_reference_pool_anchors_random_at_zero(tmp_path):
     refs = str(tmp_path / "refs.json")
-    assert evaluate.main(["--rate-references", "--references", refs, "--games", "2", "--time-limit", "20"]) == 0
+    assert rate.main(["--rate-references", "--references", refs, "--games", "2", "--time-limit", "20"]) == 0
     rated = json.loads(open(refs).read())
     assert rated["agents"]["random"]["mu"] == pytest.approx(0.0)
     assert set(rated["agents"]) == {"random", "scripted"} and len(rated["games"]) == 2
 
 
 def test_unrated_references_and_bad_files_are_errors(module_checkpoint, tmp_path, capsys):
-    assert evaluate.main(["--checkpoint", module_checkpoint, "--games", "1"]) == 2
+    assert rate.main(["--checkpoint", module_checkpoint, "--games", "1"]) == 2
     assert "--rate-references first" in capsys.readouterr().err
     refs = write_refs(tmp_path / "r.json", {"random": {"kind": "random", "mu": 0, "sigma": 1}}, mode="5v5")
-    assert evaluate.main(["--checkpoint", module_checkpoint, "--references", refs]) == 2
+    assert rate.main(["--checkpoint", module_checkpoint, "--references", refs]) == 2
     assert "mode" in capsys.readouterr().err
     bad = write_refs(tmp_path / "b.json", {"x": {"kind": "alien"}})
-    assert evaluate.main(["--checkpoint", module_checkpoint, "--references", bad]) == 2
+    assert rate.main(["--checkpoint", module_checkpoint, "--references", bad]) == 2
     assert "kind must be one of" in capsys.readouterr().err
-    assert evaluate.main(["--checkpoint", str(tmp_path), "--references", write_refs(
+    assert rate.main(["--checkpoint", str(tmp_path), "--references", write_refs(
         tmp_path / "ok.json", {"random": {"kind": "random", "mu": 0, "sigma": 1}})]) == 2
     assert "neither an algorithm checkpoint" in capsys.readouterr().err
 
@@ -99,7 +101,6 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
     never a points win, whatever the returns."""
     import callbacks.evaluation as ev
     import policies.agents
-    import policies.module_agent
     # (winner, the module's raw return, the opponent's): the module plays Radiant in even games, Dire in odd ones
     games = iter([("none", 5.0, 1.0), ("none", 1.0, 5.0), ("radiant", -3.0, 0.0), ("radiant", 9.0, 0.0),
                   ("none", 0.0, 0.0)])
@@ -113,7 +114,7 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
                 "destroyed_by": {"radiant": none, "dire": none}}
 
     monkeypatch.setattr(policies.agents, "play_game", fake_play_game)
-    monkeypatch.setattr(policies.module_agent, "ModuleAgent", lambda module, explore=True: object())
+    monkeypatch.setattr(ev, "ModuleAgent", lambda module, explore=True: object())
     res = ev.evaluate_module(None, {"mode": "1v1"}, ["random"], games=5)
     # game 0: draw, ahead -> point; 1: draw, behind; 2: won as Radiant (behind on return) -> point;
     # 3: Radiant won while the module was Dire -> loss; 4: draw, level
@@ -126,19 +127,18 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
 def test_play_scores_capped_games_by_the_rule_and_references_record_theirs(monkeypatch, tmp_path):
     """With "points" a game stopped by the time limit goes to the side ahead on raw return; the rated references file
     records the rule, and a version is only rated under the rule its references were rated with."""
-    import policies.agents
-    monkeypatch.setattr(policies.agents, "play_game", lambda env, radiant, dire, seed=0, on_step=None: {
+    monkeypatch.setattr(references, "play_game", lambda env, radiant, dire, seed=0, on_step=None: {
         "winner": "none", "raw_return": {"radiant": 2.0, "dire": 7.0}})
     args = ("1v1", object(), object())
-    assert evaluate.play(*args, "dire", 0, 10.0) == 0.5
-    assert evaluate.play(*args, "dire", 0, 10.0, time_limit_outcome="points") == 1.0
-    assert evaluate.play(*args, "radiant", 0, 10.0, time_limit_outcome="points") == 0.0
-    refs = evaluate.rate_reference_pool(evaluate.load_references(None, "1v1"), games=2, time_limit_s=10.0,
-                                        log=lambda *a: None, time_limit_outcome="points")
+    assert references.play_rated_game(*args, "dire", 0, 10.0) == 0.5
+    assert references.play_rated_game(*args, "dire", 0, 10.0, time_limit_outcome="points") == 1.0
+    assert references.play_rated_game(*args, "radiant", 0, 10.0, time_limit_outcome="points") == 0.0
+    refs = references.rate_reference_pool(references.load_references(None, "1v1"), games=2, time_limit_s=10.0,
+                                          log=lambda *a: None, time_limit_outcome="points")
     assert refs["time_limit_outcome"] == "points"
     assert [g[2] for g in refs["games"]] == [0.0, 1.0]  # random vs scripted: random is radiant, then dire
-    evaluate.references_outcome_rule(refs, "points")
+    references.references_outcome_rule(refs, "points")
     with pytest.raises(ValueError, match="rated with 'points'.*--time-limit-outcome draw"):
-        evaluate.references_outcome_rule(refs, "draw")
+        references.references_outcome_rule(refs, "draw")
     with pytest.raises(ValueError, match="rated with 'draw'"):
-        evaluate.references_outcome_rule({"mode": "1v1", "agents": {}}, "points")  # an older file: draws
+        references.references_outcome_rule({"mode": "1v1", "agents": {}}, "points")  # an older file: draws

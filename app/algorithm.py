@@ -1,0 +1,123 @@
+"""The RLlib algorithm of a validated run config (app/train_config.py): the training env, the modules, the learner,
+the callbacks, and Tune's param space with the run's sweep.
+
+Everything is wired here and nowhere else: the env each env runner builds (``make_training_env``: MobaEnv, or
+RemoteMobaEnv on game servers, inside the reward post-processing wrapper), the OpenAI Five module for "main" and the
+league's opponent slots, the PPO learner with the win-label connector, and the callbacks (schedules, game metrics,
+evaluation games, league play, TrueSkill rating, episode-chunk compaction). The settings of the learner and the
+callbacks travel in ``config.learner_config_dict`` under their keys.
+"""
+from __future__ import annotations
+
+import json
+
+from app.game.constants import DEFAULT_FRAMESKIP
+
+ENV_NAME = "openfive"
+# env_config keys of the reward post-processing wrapper (its own defaults apply to those missing)
+WRAPPER_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma")
+TRAINING_ENV_KEYS = WRAPPER_KEYS + ("torch_threads",)
+
+
+def make_training_env(env_config):
+    """The env each RLlib env runner builds: MobaEnv (or RemoteMobaEnv when "remote" is set) wrapped by the
+    training-side reward post-processing."""
+    import torch
+    from ray.rllib.env.env_context import EnvContext
+
+    from app.env.reward_wrapper import PostprocessedRewardEnv
+    if "torch_threads" in env_config:
+        torch.set_num_threads(int(env_config["torch_threads"]))
+    base_cfg = {k: v for k, v in env_config.items() if k not in TRAINING_ENV_KEYS}
+    ctx = EnvContext(base_cfg, worker_index=getattr(env_config, "worker_index", 0),
+                     vector_index=getattr(env_config, "vector_index", 0))
+    if base_cfg.get("remote"):
+        from app.server.remote_env import make_moba_env
+        base = make_moba_env(ctx)
+    else:
+        from app.env.moba_env import MobaEnv
+        base = MobaEnv(ctx)
+    return PostprocessedRewardEnv(base, **{k: env_config[k] for k in WRAPPER_KEYS if k in env_config})
+
+
+def load_trueskill_settings(cfg: dict) -> dict:
+    """The in-training TrueSkill rating's settings, with the rated reference pool read in (app. J)."""
+    ts = dict(cfg["trueskill"])
+    if ts["every"]:
+        with open(ts["references"]) as f:
+            ts["references"] = json.load(f)
+    return ts
+
+
+def build_algo_config(cfg: dict):
+    """The RLlib PPOConfig of a validated run config."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from callbacks.episode_memory import CompactEpisodeChunks
+    from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
+    from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
+    from callbacks.metrics import GameMetricsCallback
+    from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
+    from callbacks.trueskill_rating import TRUESKILL_KEY, TrueSkillCallback
+    from policies.five_learner import FivePPOLearner
+    from policies.five_module import FiveModelConfig, FiveRLModule
+    from policies.module_ids import MAIN, slot_module_ids
+    from policies.win_label import AddWinLabel
+
+    ppo, res = cfg["ppo"], cfg["resources"]
+    frameskip = cfg["env"].get("frameskip", DEFAULT_FRAMESKIP)
+    initial = schedule_values(cfg["schedules"], 0, 0, frameskip)
+    model = {**FiveModelConfig.from_dict(cfg["model"]).__dict__}
+    env_config = {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
+                  "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
+                  "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
+                  "torch_threads": res["torch_threads"]}
+    eval_cfg = {**cfg["evaluation"], "env_keys": [k for k in EVAL_ENV_KEYS if k in cfg["env"]]}
+    # league play: frozen past versions play from a few opponent slots (callbacks/league_play.py)
+    modules = [MAIN] + (slot_module_ids(cfg["league"]["slots"]) if cfg["league"]["enabled"] else [])
+    return (
+        PPOConfig()
+        .environment(ENV_NAME, env_config=env_config)
+        .framework("torch")
+        .env_runners(num_env_runners=res["num_env_runners"], num_envs_per_env_runner=res["num_envs_per_env_runner"],
+                     rollout_fragment_length="auto", batch_mode="truncate_episodes")
+        .multi_agent(policies=set(modules), policy_mapping_fn=league_mapping_fn, policies_to_train=[MAIN])
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
+            m: RLModuleSpec(module_class=FiveRLModule, model_config=model) for m in modules}))
+        .training(
+            train_batch_size_per_learner=ppo["train_batch_size"], minibatch_size=ppo["minibatch_size"],
+            num_epochs=ppo["num_epochs"], lr=initial["lr"], gamma=initial["gamma"], lambda_=ppo["gae_lambda"],
+            clip_param=ppo["clip_param"], vf_loss_coeff=ppo["vf_loss_coeff"], vf_clip_param=ppo["vf_clip_param"],
+            entropy_coeff=initial["entropy_coeff"], use_kl_loss=ppo["use_kl_loss"], grad_clip=ppo["grad_clip"])
+        .learners(
+            learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
+            learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
+                                 "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
+                                 "adam_beta1": ppo["adam_beta1"], "adam_beta2": ppo["adam_beta2"],
+                                 "learner_threads": res["learner_threads"],
+                                 EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
+                                 TRUESKILL_KEY: load_trueskill_settings(cfg)})
+        .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback,
+                    CompactEpisodeChunks])
+        .debugging(seed=cfg["seed"])
+    )
+
+
+def param_space(cfg: dict, algo_config):
+    """The Tune param space: the algorithm config, with the run config's sweep as grid searches."""
+    from ray import tune
+
+    from callbacks.schedules import SCHEDULES_KEY, Schedule
+    space = algo_config.to_dict()
+    for key, values in cfg["sweep"].items():
+        section, _, name = key.partition(".")
+        if section == "schedules":
+            space["learner_config_dict"][SCHEDULES_KEY][name] = tune.grid_search(
+                [Schedule.parse(name, v).to_dict() for v in values])
+        elif section == "env":
+            space["env_config"][name] = tune.grid_search(values)
+        else:
+            raise ValueError(f"config 'sweep.{key}': only schedules.* and env.* keys can be swept")
+    return space

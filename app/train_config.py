@@ -28,6 +28,7 @@ import json
 import os
 
 import yaml
+from ray.rllib.utils.annotations import override
 from ray.tune.stopper import Stopper  # Tune is imported anyway (through RLlib); Ray is not started
 
 from app.env.config import EnvConfig
@@ -340,11 +341,13 @@ class RunStopper(Stopper):
     def __init__(self, criteria: dict):
         self.criteria = dict(criteria)
 
+    @override(Stopper)
     def __call__(self, trial_id, result) -> bool:
         from ray.tune.utils import flatten_dict
         flat = flatten_dict(result)
         crit = RunStopper.current if RunStopper.current is not None else self.criteria
         return any(k in flat and flat[k] >= v for k, v in crit.items())
 
+    @override(Stopper)
     def stop_all(self) -> bool:
         return False

@@ -29,7 +29,7 @@ from app.game.constants import (LANE_BOT, LANE_MID, LANE_TOP, N_DELAYS, UT_ANCIE
 from app.game.heroes import HEROES
 from app.game.items import ITEM_ACTIONS
 from app.game.kernels import armor_multiplier
-from app.game.map import FOUNTAIN_POS, lane_path, mirror
+from app.game.map import fountain_position, lane_path
 from app.game.tables import ABILITIES_PER_HERO
 
 ITEM_ACTION = {name: A_ITEM0 + k for k, name in enumerate(ITEM_ACTIONS)}
@@ -168,7 +168,7 @@ class ScriptedAgent:
         creep = (utype == UT_CREEP_MELEE) | (utype == UT_CREEP_RANGED)
         tower_like = (utype == UT_TOWER) | ((utype == UT_ANCIENT) & (units[:, UNIT_ATTACK_DAMAGE] > 0))
         enemy_heroes = np.nonzero(enemy & (utype == UT_HERO))[0]
-        fountain = FOUNTAIN_POS if st["team"] == 0 else mirror(FOUNTAIN_POS)
+        fountain = fountain_position(st["team"])
         path = st["path"]
 
         # --- survival ---

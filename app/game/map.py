@@ -87,7 +87,7 @@ class MapLayout:
         return wp, n
 
     def fountain(self, team: int) -> tuple[float, float]:
-        return FOUNTAIN_POS if team == RADIANT else mirror(FOUNTAIN_POS)
+        return fountain_position(team)
 
 
 def lane_path(team: int, lane: int) -> list:
@@ -111,6 +111,11 @@ def _terrain() -> tuple[np.ndarray, np.ndarray]:
     # river: a band along the anti-diagonal x + y = MAP_SIZE
     river = (np.abs(cx + cy - MAP_SIZE) < 500.0).astype(np.uint8)
     return passable, river
+
+
+def fountain_position(team: int) -> tuple[float, float]:
+    """Where a team's fountain (and spawn) is: the map is point-symmetric, Radiant bottom-left."""
+    return FOUNTAIN_POS if team == RADIANT else mirror(FOUNTAIN_POS)
 
 
 def build_map(mode: str) -> MapLayout:

@@ -40,6 +40,7 @@ import time
 import grpc
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.annotations import override
 
 from app.env.actions import ACTION_KEYS, validate_action
 from app.env.config import EnvConfig
@@ -237,6 +238,7 @@ class RemoteMobaEnv(MultiAgentEnv):
                               f"{code.name}: {details}")
 
     # ---- gymnasium API -----------------------------------------------------------------------------------------------
+    @override(MultiAgentEnv)
     def reset(self, *, seed=None, options=None):
         self._check_open()
         request = pb.ResetRequest(game_id=self.game_id)
@@ -249,6 +251,7 @@ class RemoteMobaEnv(MultiAgentEnv):
         self._obs = codec.observations_from_proto(reply.observations)
         return self._obs, codec.infos_from_proto(reply.infos, self._signals)
 
+    @override(MultiAgentEnv)
     def step(self, action_dict):
         self._check_open()
         request = pb.StepRequest(game_id=self.game_id)
@@ -271,6 +274,7 @@ class RemoteMobaEnv(MultiAgentEnv):
         infos = {a: infos[a] for a in order if a in infos}
         return obs, rewards, terminateds, truncateds, infos
 
+    @override(MultiAgentEnv)
     def close(self):
         if self._closed:
             return

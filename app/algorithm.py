@@ -55,6 +55,7 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+    from app.batched_env_runner import BatchedEnvRunner
     from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
@@ -82,7 +83,8 @@ def build_algo_config(cfg: dict):
         .environment(ENV_NAME, env_config=env_config)
         .framework("torch")
         .env_runners(num_env_runners=res["num_env_runners"], num_envs_per_env_runner=res["num_envs_per_env_runner"],
-                     rollout_fragment_length="auto", batch_mode="truncate_episodes")
+                     rollout_fragment_length="auto", batch_mode="truncate_episodes",
+                     **({"env_runner_cls": BatchedEnvRunner} if res["env_runner"] == "batched" else {}))
         .multi_agent(policies=set(modules), policy_mapping_fn=league_mapping_fn, policies_to_train=[MAIN])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
             m: RLModuleSpec(module_class=FiveRLModule, model_config=model) for m in modules}))

@@ -66,7 +66,11 @@ REWARD_DEFAULTS = {
     "zero_sum": True, "time_decay": True,  # app. G
     "normalize": True,  # Table 2 footnote c: rewards divided by a running std (of the discounted returns)
 }
+ENV_RUNNERS = ("batched", "classic")  # app/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 RESOURCE_DEFAULTS = {
+    # how env runners sample: "batched" steps all of a runner's games as one batch (one forward per step for every
+    # hero); "classic" is RLlib's MultiAgentEnvRunner (connectors and episodes per agent and step)
+    "env_runner": "batched",
     "num_env_runners": 2,  # docs/rllib_notes.md section 6: 2 runners x 8 envs was fastest on 2 cores
     "num_envs_per_env_runner": 8,
     "torch_threads": 1,  # docs/rllib_notes.md section 9: one torch thread per process on small machines
@@ -211,6 +215,8 @@ def validate(raw: dict) -> dict:
     for k in ("num_envs_per_env_runner", "torch_threads"):
         if cfg["resources"][k] < 1:
             _bad(f"resources.{k}", f"must be >= 1, got {cfg['resources'][k]}")
+    if cfg["resources"]["env_runner"] not in ENV_RUNNERS:
+        _bad("resources.env_runner", f"must be one of {list(ENV_RUNNERS)}, got {cfg['resources']['env_runner']!r}")
     ev = _check_section("evaluation", raw.get("evaluation") or {}, EVALUATION_DEFAULTS)
     from policies.agents import AGENTS
     for o in ev["opponents"]:

@@ -129,7 +129,7 @@ def runner_league(env_runner) -> RunnerLeague | None:
         cfg = env_runner.config.learner_config_dict.get(LEAGUE_KEY) or {}
         if not cfg.get("enabled"):
             return None
-        seed = (env_runner.config.seed or 0) * 1009 + getattr(env_runner, "worker_index", 0)
+        seed = (env_runner.config.seed or 0) * 1009 + (getattr(env_runner, "worker_index", 0) or 0)
         league = env_runner._five_league = RunnerLeague(cfg["slots"], cfg["past_fraction"], seed,
                                                         cfg["time_limit_outcome"])
     return league
@@ -153,20 +153,46 @@ def install_table(env_runner, table, forget_slots: bool = False) -> int:
     return len(table[0])
 
 
+def game_started(env_runner, env_index: int) -> dict | None:
+    """Runs on a runner when a game starts in env `env_index`: its matchup (RunnerLeague.draw), with the drawn
+    version's weights loaded into its slot; None for self-play or when league play is off."""
+    league = runner_league(env_runner)
+    if league is None:
+        return None
+
+    def load(slot, path):
+        env_runner.module[f"{SLOT_PREFIX}{slot}"].set_state(load_weights(path))
+
+    return league.draw(env_index, load)
+
+
+def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict) -> None:
+    """Runs on a runner when the game in env `env_index` ends: frees its slot and, for a game against a past version,
+    records main's score with the probability the version was drawn with. `winner` is a side or NO_WINNER,
+    `raw_returns` each side's raw return (a capped game is scored on them by the time-limit rule)."""
+    league = runner_league(env_runner)
+    if league is None:
+        return
+    league.release(env_index)
+    if matchup is not None:
+        league.results.append((matchup["version"],
+                               main_score(winner, raw_returns, matchup["side"], league.time_limit_outcome),
+                               matchup["probability"]))
+
+
+def main_score(winner: str, raw_returns: dict, past_side: str, time_limit_outcome: str) -> float:
+    """The score (ratings.WIN, LOSS or DRAW) of "main" in a finished game against a past version playing
+    `past_side`. A game stopped by the time limit is scored by `time_limit_outcome` from the teams' raw returns
+    (without them it is a draw)."""
+    main_side = enemy_side(past_side)
+    return game_score(main_side, winner, team_margin(main_side, raw_returns or {}), time_limit_outcome)
+
+
 def _winner(episode) -> str:
     for info in episode.get_infos(-1).values():
         if "winner" in info:
             return info["winner"]
     return NO_WINNER
-
-
-def main_score(episode, past_side: str, time_limit_outcome: str) -> float:
-    """The score (ratings.WIN, LOSS or DRAW) of "main" in a finished game against a past version playing
-    `past_side`. A game stopped by the time limit is scored by `time_limit_outcome` from the teams' raw returns
-    (GameMetricsCallback keeps them in episode.custom_data; without them it is a draw)."""
-    main_side = enemy_side(past_side)
-    margin = team_margin(main_side, episode.custom_data.get(RAW_RETURN_KEY) or {})
-    return game_score(main_side, _winner(episode), margin, time_limit_outcome)
 
 
 # ---- driver side -----------------------------------------------------------------------------------------------------
@@ -179,28 +205,16 @@ class LeagueCallback(TrialFilesCallback):
     # -- env runners --
     @override(TrialFilesCallback)
     def on_episode_created(self, *, episode, env_runner=None, env_index=0, **kwargs):
-        league = runner_league(env_runner) if env_runner is not None else None
-        if league is None:
-            return
-
-        def load(slot, path):
-            env_runner.module[f"{SLOT_PREFIX}{slot}"].set_state(load_weights(path))
-
-        matchup = league.draw(env_index, load)
+        matchup = game_started(env_runner, env_index) if env_runner is not None else None
         if matchup is not None:
             episode.custom_data[LEAGUE_KEY] = matchup
 
     @override(TrialFilesCallback)
     def on_episode_end(self, *, episode, env_runner=None, env_index=0, **kwargs):
-        league = runner_league(env_runner) if env_runner is not None else None
-        if league is None:
-            return
-        league.release(env_index)
-        m = episode.custom_data.get(LEAGUE_KEY)
-        if m is None:
-            return
-        league.results.append((m["version"], main_score(episode, m["side"], league.time_limit_outcome),
-                               m["probability"]))
+        if env_runner is not None:
+            # GameMetricsCallback keeps the teams' raw returns in the episode's custom_data
+            game_ended(env_runner, env_index, episode.custom_data.get(LEAGUE_KEY), _winner(episode),
+                       episode.custom_data.get(RAW_RETURN_KEY))
 
     # -- driver --
     @override(TrialFilesCallback)

@@ -96,7 +96,9 @@ class FiveActionDistribution(Distribution):
     def _draw(self, logits):
         if self.deterministic:
             return logits.argmax(-1)
-        return torch.distributions.Categorical(logits=logits).sample()
+        # Categorical(logits=logits).sample() without building the distribution object: the same draws
+        probs = F.softmax(logits, -1).reshape(-1, logits.shape[-1])
+        return torch.multinomial(probs, 1, True).reshape(logits.shape[:-1])
 
     # ---- Distribution API --------------------------------------------------------------------------------------------
     @override(Distribution)

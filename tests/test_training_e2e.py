@@ -117,18 +117,21 @@ def test_learner_trains_on_post_processed_rewards(ray_session, no_home_results):
 
 # ---- team spirit survives an env runner restart ----------------------------------------------------------------------
 def make_team_spirit_probe():
-    """A callback logging the team spirit the env actually used (infos) during each iteration. Defined in a function
-    so that it travels to the env runner by value."""
+    """A callback logging the team spirit the env actually used (the sampled steps' infos) during each iteration, from
+    the episodes either env runner returns (the classic one's per game, the batched one's per hero). Defined in a
+    function so that it travels to the env runner by value."""
     from ray.rllib.callbacks.callbacks import RLlibCallback
 
     class TeamSpiritProbe(RLlibCallback):
-        def on_episode_step(self, *, episode, metrics_logger, **kwargs):
-            for info in episode.get_infos(-1).values():
-                if "team_spirit" in info:
-                    metrics_logger.log_value("probe_team_spirit_min", info["team_spirit"], reduce="min",
-                                             clear_on_reduce=True)
-                    metrics_logger.log_value("probe_team_spirit_max", info["team_spirit"], reduce="max",
-                                             clear_on_reduce=True)
+        def on_sample_end(self, *, samples, metrics_logger, **kwargs):
+            for episode in samples:
+                for sa in getattr(episode, "agent_episodes", {episode.agent_id: episode}).values():
+                    for info in sa.get_infos():
+                        if "team_spirit" in info:
+                            metrics_logger.log_value("probe_team_spirit_min", info["team_spirit"], reduce="min",
+                                                     clear_on_reduce=True)
+                            metrics_logger.log_value("probe_team_spirit_max", info["team_spirit"], reduce="max",
+                                                     clear_on_reduce=True)
 
     return TeamSpiritProbe
 

@@ -1,0 +1,304 @@
+"""``BatchedEnvRunner``: the env runner of training. It steps all of a runner's games as one batch.
+
+RLlib's ``MultiAgentEnvRunner`` keeps one ``MultiAgentEpisode`` per game and runs its connector pipelines per agent
+and per step. On this project's games only ~45% of its time is the games and the network (docs/rllib_notes.md and the
+throughput notes); the rest is bookkeeping. This runner keeps the same envs (built, seeded and reset by RLlib exactly
+as the classic runner does) and the same modules, and per step:
+
+- runs one forward pass of "main" for every learning hero of every game, and one per league slot for the heroes a
+  frozen past version plays (their steps never become training data), with the LSTM states carried per hero;
+- samples the actions from the module's distribution (or takes the most likely ones without exploration);
+- steps each game (the reward post-processing wrapper included) and keeps, per hero of "main", the step's data in
+  plain lists.
+
+At the end of ``sample()`` it builds one ``SingleAgentEpisode`` per hero of "main" and game chunk (module "main", the
+game's episode id), in bulk. Chunks continue across ``sample()`` calls with the same episode ids, ``t_started`` and a
+lookback of ``episode_lookback_horizon`` steps, as RLlib's ``MultiAgentEpisode.cut`` makes them, so that the learner's
+connectors see what they see from the classic runner: the same learner batch for the same games, weights and actions
+(tests/test_batched_env_runner.py). A finished game is reset on the next step, as RLlib's vector env does.
+
+The callbacks' per-game duties run here instead of in RLlib's episode hooks: league matchups and results
+(callbacks/league_play.game_started / game_ended), the game metrics (callbacks/metrics.GameTally) and RLlib's own
+episode and step counts. Schedules reach the games through ``env.envs`` as with the classic runner. Only
+``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation
+games are played outside RLlib's env runners.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections import defaultdict
+
+import numpy as np
+import torch
+from ray.rllib.callbacks.utils import make_callback
+from ray.rllib.core.columns import Columns
+from ray.rllib.env.env_runner import NUM_ENV_STEP_FAILURES_LIFETIME
+from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+from ray.rllib.utils.annotations import override
+from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED,
+                                     NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_EPISODES, NUM_EPISODES_LIFETIME,
+                                     NUM_MODULE_STEPS_SAMPLED, NUM_MODULE_STEPS_SAMPLED_LIFETIME, SAMPLE_TIMER,
+                                     TIME_BETWEEN_SAMPLING, WEIGHTS_SEQ_NO)
+
+from app.game.teams import NO_WINNER, side_of_agent
+from callbacks.league_play import game_ended, game_started
+from callbacks.metrics import RAW_RETURN_KEY, WINNER_KEY, GameTally
+from policies.five_module import WIN_PROB
+from policies.module_ids import MAIN
+
+logger = logging.getLogger(__name__)
+
+
+class _Game:
+    """One env of the runner and the game it plays: the latest observations, who plays each hero, the LSTM states,
+    and the data of "main"'s heroes since the chunk began."""
+
+    def __init__(self, index: int, env):
+        self.index = index
+        self.env = env  # the vector env's sub-env (RLlib's OrderEnforcing wrapper around the training env)
+        self.agents = list(env.unwrapped.possible_agents)
+        self.needs_reset = False
+
+    def start(self, obs: dict, infos: dict, matchup: dict | None, initial_state: dict):
+        """A new game: its first observations, its matchup (None: "main" plays every hero)."""
+        self.obs, self.needs_reset = obs, False
+        self.episode_id = uuid.uuid4().hex
+        self.module_of = {a: matchup["module"] if matchup is not None and side_of_agent(a) == matchup["side"]
+                          else MAIN for a in self.agents}
+        self.matchup = matchup
+        self.main_agents = [a for a in self.agents if self.module_of[a] == MAIN]
+        self.sa_ids = {a: uuid.uuid4().hex for a in self.main_agents}
+        self.state = {a: {k: np.array(v) for k, v in initial_state[self.module_of[a]].items()} for a in self.agents}
+        self.t = 0  # env steps of this game
+        self.t0 = 0  # the step the current chunk began at
+        self.record = {}  # GameTally's record of the game
+        self.returns = defaultdict(float)  # post-processed return per agent
+        self.started = time.time()
+        # per hero of "main": the chunk's data, with the lookback in front (lists: appended per step)
+        self.lookback = 0
+        self.buf = {a: {"obs": [obs[a]], "infos": [infos.get(a, {})], "actions": [], "rewards": [],
+                        "emo": defaultdict(list)} for a in self.main_agents}
+
+
+class BatchedEnvRunner(MultiAgentEnvRunner):
+    """A ``MultiAgentEnvRunner`` that samples every game of the runner as one batch (see the module docstring)."""
+
+    @override(MultiAgentEnvRunner)
+    def __init__(self, config, **kwargs):
+        super().__init__(config=config, **kwargs)
+        self._games: list[_Game] = []
+        self._tally = GameTally()
+        self._ship_dist_inputs = bool(self.config.use_kl_loss)  # only a KL loss reads them in the learner
+
+    # ---- RLlib's sample() ---------------------------------------------------------------------------------------
+    @override(MultiAgentEnvRunner)
+    def make_module(self):
+        super().make_module()
+        if self.module is not None:  # it only infers here: no per-forward switch in and out of training mode
+            self.module.foreach_module(lambda mid, module: module.eval())
+
+    @override(MultiAgentEnvRunner)
+    def sample(self, *, num_timesteps: int = None, num_episodes: int = None, explore: bool = None,
+               random_actions: bool = False, force_reset: bool = False) -> list:
+        if self.env is None:
+            raise ValueError(f"{self} doesn't have an env! Can't call `sample()` on it.")
+        if num_episodes is not None or random_actions or self.config.batch_mode != "truncate_episodes":
+            raise ValueError("BatchedEnvRunner samples timesteps only (batch_mode 'truncate_episodes', no random "
+                             "actions); use resources.env_runner: classic for anything else")
+        if self._time_after_sampling is not None:
+            self.metrics.log_value(key=TIME_BETWEEN_SAMPLING, value=time.perf_counter() - self._time_after_sampling)
+        self.metrics.log_value(key=WEIGHTS_SEQ_NO, value=self._weights_seq_no, window=1)
+        with self.metrics.log_time(SAMPLE_TIMER):
+            if explore is None:
+                explore = self.config.explore
+            if num_timesteps is None:
+                num_timesteps = self.config.get_rollout_fragment_length(self.worker_index) * self.num_envs
+            episodes = self._sample_games(num_timesteps, explore, force_reset)
+            make_callback("on_sample_end", callbacks_objects=self._callbacks,
+                          callbacks_functions=self.config.callbacks_on_sample_end,
+                          kwargs=dict(env_runner=self, metrics_logger=self.metrics, samples=episodes))
+        self._time_after_sampling = time.perf_counter()
+        return episodes
+
+    def _sample_games(self, num_timesteps: int, explore: bool, force_reset: bool) -> list:
+        done = []
+        if force_reset or self._needs_initial_reset or not self._games:
+            self._reset_all_games()
+        env_ts = 0
+        steps_by_agent, steps_by_module = defaultdict(int), defaultdict(int)
+        while env_ts < num_timesteps:
+            running = []
+            for g in self._games:
+                if g.needs_reset:  # a game that ended last step: reset now, stepped from the next step on
+                    obs, infos = g.env.reset()
+                    g.start(obs, infos, g.matchup, self._initial_states())
+                else:
+                    running.append(g)
+            if not running:
+                continue
+            actions = self._act(running, explore)
+            for g in running:
+                try:
+                    obs, rewards, terms, truncs, infos = g.env.step(actions[g.index])
+                except Exception as e:
+                    self._env_step_failed(e)  # raises unless the envs may be recreated
+                    self._reset_all_games()  # as RLlib's runner: the data of the games so far is dropped
+                    env_ts = 0
+                    steps_by_agent.clear(), steps_by_module.clear()
+                    break
+                env_ts += 1
+                for a in g.agents:
+                    steps_by_agent[a] += 1
+                    steps_by_module[g.module_of[a]] += 1
+                self._record_step(g, actions[g.index], obs, rewards, terms, truncs, infos)
+                if terms["__all__"] or truncs["__all__"]:
+                    done.extend(self._finish_game(g, terminated=bool(terms["__all__"])))
+        self._log_counts(env_ts, steps_by_agent, steps_by_module)
+        self._tally.log_sample(self.metrics)
+        return done + self._cut_chunks()
+
+    # ---- games ----------------------------------------------------------------------------------------------------
+    def _initial_states(self) -> dict:
+        return {mid: self.module[mid].get_initial_state() for mid in self.module.keys()}
+
+    def _reset_all_games(self):
+        """Resets every env as RLlib's runner does (seeded on the first reset), each game with a new matchup."""
+        obs, infos = self._try_env_reset(seed=self._seed if self._needs_initial_reset else None, options=None)
+        self._needs_initial_reset = False
+        if len(self._games) != self.num_envs or any(g.env is not e for g, e in zip(self._games, self.env.envs)):
+            self._games = [_Game(i, env) for i, env in enumerate(self.env.envs)]
+        initial = self._initial_states()
+        for g in self._games:
+            g.start(obs[g.index], infos[g.index], game_started(self, g.index), initial)
+
+    def _env_step_failed(self, error: Exception):
+        """RLlib's handling of a failed env step (EnvRunner._try_env_step): with restart_failed_sub_environments the
+        envs are recreated, else the error is raised."""
+        self.metrics.log_value(NUM_ENV_STEP_FAILURES_LIFETIME, 1, reduce="lifetime_sum")
+        if not self.config.restart_failed_sub_environments:
+            raise RuntimeError(f"{type(self).__name__}: an env step failed and restart_failed_sub_environments is "
+                               f"off: {type(error).__name__}: {error}") from error
+        logger.exception("%s: an env step failed; recreating and resetting the envs", type(self).__name__)
+        self.make_env()
+        self._games = []
+
+    def _act(self, games: list, explore: bool) -> dict:
+        """One forward pass per module over the heroes it plays in `games`; returns each game's action dict and
+        records "main"'s model outputs in the games' buffers."""
+        rows = defaultdict(list)  # module id -> [(game, agent)]
+        for g in games:
+            for a in g.agents:
+                rows[g.module_of[a]].append((g, a))
+        actions = {g.index: {} for g in games}
+        for mid, who in rows.items():
+            module = self.module[mid]
+            g0, a0 = who[0]
+            obs = {k: torch.from_numpy(np.stack([g.obs[a][k] for g, a in who]))[:, None] for k in g0.obs[a0]}
+            state = {k: torch.from_numpy(np.stack([g.state[a][k] for g, a in who])) for k in g0.state[a0]}
+            with torch.no_grad():
+                batch = {Columns.OBS: obs, Columns.STATE_IN: state}
+                # the module is in eval mode already: skip RLlib's per-call mode switch (forward_exploration)
+                out = module._forward_exploration(batch) if explore else module._forward_inference(batch)
+                logits = out[Columns.ACTION_DIST_INPUTS][:, 0]
+                dist_cls = (module.get_exploration_action_dist_cls() if explore
+                            else module.get_inference_action_dist_cls())
+                dist = dist_cls.from_logits(logits)
+                if not explore:
+                    dist = dist.to_deterministic()
+                act = dist.sample()
+                logp = dist.logp(act)
+            act = {k: v.numpy() for k, v in act.items()}
+            state_out = {k: v.numpy() for k, v in out[Columns.STATE_OUT].items()}
+            if mid == MAIN:
+                logp, win = logp.numpy(), out[WIN_PROB][:, 0].numpy()
+                dist_inputs = logits.numpy() if self._ship_dist_inputs else None
+            for i, (g, a) in enumerate(who):
+                actions[g.index][a] = {k: v[i] for k, v in act.items()}
+                g.state[a] = {k: v[i] for k, v in state_out.items()}
+                if mid == MAIN:
+                    emo = g.buf[a]["emo"]
+                    emo[Columns.ACTION_LOGP].append(logp[i])
+                    emo[WIN_PROB].append(win[i])
+                    emo[Columns.STATE_OUT].append(g.state[a])
+                    emo[WEIGHTS_SEQ_NO].append(self._weights_seq_no)
+                    if dist_inputs is not None:
+                        emo[Columns.ACTION_DIST_INPUTS].append(dist_inputs[i])
+        return actions
+
+    def _record_step(self, g: _Game, actions: dict, obs, rewards, terms, truncs, infos):
+        g.t += 1
+        g.obs = obs
+        for a in g.agents:
+            g.returns[a] += rewards[a]
+        for a in g.main_agents:
+            b = g.buf[a]
+            b["actions"].append(actions[a])
+            b["rewards"].append(rewards[a])
+            b["obs"].append(obs[a])
+            b["infos"].append(infos[a])
+        self._tally.add_step(infos, g.record)
+
+    def _finish_game(self, g: _Game, terminated: bool) -> list:
+        """The finished game's last chunks, its metrics and league result; a new matchup for the env's next game."""
+        episodes = [self._episode(g, a, terminated=terminated, truncated=not terminated) for a in g.main_agents]
+        GameTally.log_game_end(g.record, self.metrics)
+        self.metrics.log_value(NUM_EPISODES, 1, reduce="sum")
+        self.metrics.log_value(NUM_EPISODES_LIFETIME, 1, reduce="lifetime_sum")
+        modules = defaultdict(float)
+        for a in g.agents:
+            modules[g.module_of[a]] += g.returns[a]
+        self._log_episode_metrics(g.t, sum(g.returns.values()), time.time() - g.started,
+                                  {str(a): r for a, r in g.returns.items()}, dict(modules),
+                                  {str(a): g.t for a in g.agents})
+        game_ended(self, g.index, g.matchup, g.record.get(WINNER_KEY, NO_WINNER), g.record.get(RAW_RETURN_KEY))
+        g.matchup = game_started(self, g.index)  # as RLlib creates the next episode right away
+        g.needs_reset = True
+        return episodes
+
+    # ---- episodes for the learner ------------------------------------------------------------------------------
+    def _episode(self, g: _Game, a: str, terminated: bool = False, truncated: bool = False) -> SingleAgentEpisode:
+        """Hero `a`'s data since the chunk began (and its lookback) as a numpy SingleAgentEpisode of "main"."""
+        b = g.buf[a]
+        env = g.env.unwrapped
+        ep = SingleAgentEpisode(
+            id_=g.sa_ids[a], agent_id=a, module_id=MAIN, multi_agent_episode_id=g.episode_id,
+            observations=b["obs"], infos=b["infos"], actions=b["actions"], rewards=b["rewards"],
+            extra_model_outputs=dict(b["emo"]), terminated=terminated, truncated=truncated, t_started=g.t0,
+            len_lookback_buffer=g.lookback, observation_space=env.observation_spaces[a],
+            action_space=env.action_spaces[a])
+        return ep.to_numpy()
+
+    def _cut_chunks(self) -> list:
+        """The chunks of the games still playing, each continued by a new chunk with the lookback of RLlib's cut."""
+        out = []
+        keep = self.config.episode_lookback_horizon
+        for g in self._games:
+            if g.needs_reset or g.t == g.t0:  # finished (already returned) or not stepped since the chunk began
+                continue
+            for a in g.main_agents:
+                out.append(self._episode(g, a))
+                b = g.buf[a]
+                n = min(keep, g.t)  # steps of lookback the next chunk keeps
+                b["obs"], b["infos"] = b["obs"][-(n + 1):], b["infos"][-(n + 1):]
+                b["actions"], b["rewards"] = b["actions"][-n:] if n else [], b["rewards"][-n:] if n else []
+                b["emo"] = defaultdict(list, {k: v[-n:] if n else [] for k, v in b["emo"].items()})
+            g.lookback = min(keep, g.t)
+            g.t0 = g.t
+        return out
+
+    def _log_counts(self, env_ts: int, steps_by_agent: dict, steps_by_module: dict):
+        """RLlib's step counts of the sample, logged once instead of per step (the same sums)."""
+        if env_ts <= 0:
+            return
+        self.metrics.log_value(NUM_ENV_STEPS_SAMPLED, env_ts, reduce="sum")
+        self.metrics.log_value(NUM_ENV_STEPS_SAMPLED_LIFETIME, env_ts, reduce="lifetime_sum", with_throughput=True)
+        self._log_env_steps(metric=self._metrics_num_env_steps_sampled, num_steps=env_ts)
+        for a, n in steps_by_agent.items():
+            self.metrics.log_value((NUM_AGENT_STEPS_SAMPLED, str(a)), n, reduce="sum")
+            self.metrics.log_value((NUM_AGENT_STEPS_SAMPLED_LIFETIME, str(a)), n, reduce="lifetime_sum")
+        for m, n in steps_by_module.items():
+            self.metrics.log_value((NUM_MODULE_STEPS_SAMPLED, m), n, reduce="sum")
+            self.metrics.log_value((NUM_MODULE_STEPS_SAMPLED_LIFETIME, m), n, reduce="lifetime_sum")

@@ -37,6 +37,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.env.env_runner import NUM_ENV_STEP_FAILURES_LIFETIME
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+from ray.rllib.env.utils.infinite_lookback_buffer import InfiniteLookbackBuffer
 from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SAMPLED_LIFETIME, NUM_ENV_STEPS_SAMPLED,
                                      NUM_ENV_STEPS_SAMPLED_LIFETIME, NUM_EPISODES, NUM_EPISODES_LIFETIME,
@@ -50,6 +51,16 @@ from policies.five_module import WIN_PROB
 from policies.module_ids import MAIN
 
 logger = logging.getLogger(__name__)
+
+
+def stack(items: list):
+    """A list of items (arrays, scalars, or flat dicts of them) as one batch, exactly as RLlib's
+    ``space_utils.batch`` stacks an episode's lists (dict keys sorted as dm-tree sorts them; scalars through
+    ``np.array``, which keeps numpy scalars' dtypes and makes Python floats float64), without its tree traversal."""
+    first = items[0]
+    if isinstance(first, dict):
+        return {k: stack([item[k] for item in items]) for k in sorted(first)}
+    return np.array(items)  # same-shaped arrays of one dtype are stacked (the dtype kept), scalars as batch() does
 
 
 class _Game:
@@ -196,9 +207,10 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         for mid, who in rows.items():
             module = self.module[mid]
             g0, a0 = who[0]
-            obs = {k: torch.from_numpy(np.stack([g.obs[a][k] for g, a in who]))[:, None] for k in g0.obs[a0]}
-            state = {k: torch.from_numpy(np.stack([g.state[a][k] for g, a in who])) for k in g0.state[a0]}
-            with torch.no_grad():
+            # np.array of same-shaped arrays stacks them, and faster than np.stack for small ones
+            obs = {k: torch.from_numpy(np.array([g.obs[a][k] for g, a in who]))[:, None] for k in g0.obs[a0]}
+            state = {k: torch.from_numpy(np.array([g.state[a][k] for g, a in who])) for k in g0.state[a0]}
+            with torch.inference_mode():  # lighter than no_grad: the outputs only become numpy arrays
                 batch = {Columns.OBS: obs, Columns.STATE_IN: state}
                 # the module is in eval mode already: skip RLlib's per-call mode switch (forward_exploration)
                 out = module._forward_exploration(batch) if explore else module._forward_inference(batch)
@@ -260,16 +272,19 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
 
     # ---- episodes for the learner ------------------------------------------------------------------------------
     def _episode(self, g: _Game, a: str, terminated: bool = False, truncated: bool = False) -> SingleAgentEpisode:
-        """Hero `a`'s data since the chunk began (and its lookback) as a numpy SingleAgentEpisode of "main"."""
-        b = g.buf[a]
+        """Hero `a`'s data since the chunk began (and its lookback) as a numpy SingleAgentEpisode of "main": what
+        ``to_numpy()`` makes of the lists, stacked here directly (``stack``)."""
+        b, n = g.buf[a], g.lookback
         env = g.env.unwrapped
-        ep = SingleAgentEpisode(
+        return SingleAgentEpisode(
             id_=g.sa_ids[a], agent_id=a, module_id=MAIN, multi_agent_episode_id=g.episode_id,
-            observations=b["obs"], infos=b["infos"], actions=b["actions"], rewards=b["rewards"],
-            extra_model_outputs=dict(b["emo"]), terminated=terminated, truncated=truncated, t_started=g.t0,
-            len_lookback_buffer=g.lookback, observation_space=env.observation_spaces[a],
-            action_space=env.action_spaces[a])
-        return ep.to_numpy()
+            observations=InfiniteLookbackBuffer(stack(b["obs"]), n, env.observation_spaces[a]),
+            actions=InfiniteLookbackBuffer(stack(b["actions"]), n, env.action_spaces[a]),
+            rewards=InfiniteLookbackBuffer(stack(b["rewards"]), n),
+            infos=InfiniteLookbackBuffer(list(b["infos"]), n),
+            extra_model_outputs={k: InfiniteLookbackBuffer(stack(v), n) for k, v in b["emo"].items()},
+            terminated=terminated, truncated=truncated, t_started=g.t0,
+            observation_space=env.observation_spaces[a], action_space=env.action_spaces[a])
 
     def _cut_chunks(self) -> list:
         """The chunks of the games still playing, each continued by a new chunk with the lookback of RLlib's cut."""

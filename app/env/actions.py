@@ -71,12 +71,15 @@ def validate_action(agent_id: str, action, max_units: int) -> np.ndarray:
         if key not in action:
             raise ValueError(f"action for {agent_id}: missing field {key!r}")
         v = action[key]
-        arr = np.asarray(v)
-        if arr.shape != () or not (np.issubdtype(arr.dtype, np.integer) or
-                                   (np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr))
-                                    and float(arr) == math.floor(arr))):
-            raise ValueError(f"action for {agent_id}: field {key!r} must be a scalar integer, got {v!r}")
-        iv = int(arr)
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):  # the common case, checked cheaply
+            iv = int(v)
+        else:
+            arr = np.asarray(v)
+            if arr.shape != () or not (np.issubdtype(arr.dtype, np.integer) or
+                                       (np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr))
+                                        and float(arr) == math.floor(arr))):
+                raise ValueError(f"action for {agent_id}: field {key!r} must be a scalar integer, got {v!r}")
+            iv = int(arr)
         if not 0 <= iv < n:
             raise ValueError(f"action for {agent_id}: field {key!r} = {iv} out of range [0, {n - 1}]")
         out[i] = iv

@@ -14,12 +14,21 @@ from __future__ import annotations
 import numpy as np
 
 from app.game.constants import LANE_WIDTH, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_SHRINE, UT_TOWER
+from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN,
+                            H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM, I_TIER, I_TYPE)
 
 SIGNALS = ("win", "hero_death", "xp", "gold_gained", "gold_spent", "health", "mana", "killed_hero", "last_hit",
            "deny", "ancient_hp", "megas", "tower_t1", "tower_t2", "tower_t3", "tower_t4", "shrine", "barracks",
            "lane_assign")
 SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNALS)}
 N_SIGNALS = len(SIGNALS)
+# the tracker's columns: hero state columns and the signals their changes give
+_HERO_FLOATS = [G_XP, G_EARNED, G_SPENT]
+_GOLD_XP_SIGNALS = [SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent")]
+_HERO_COUNTS = [H_DEATHS, H_KILLS, H_LH, H_DN]
+_COUNT_SIGNALS = [SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny")]
+_HEALTH, _MANA, _ANCIENT, _MEGAS, _WIN, _LANE = (SIGNAL_INDEX[k] for k in (
+    "health", "mana", "ancient_hp", "megas", "win", "lane_assign"))
 
 # Table 6 of the 2019 paper (seeds/003 app. G). Building weights are the total value of a building.
 WEIGHTS_FIVE_2019 = {
@@ -106,17 +115,17 @@ class RewardTracker:
     """Turns consecutive engine states into the raw per-hero signals of SIGNALS (quantities, before weights)."""
 
     def __init__(self, game, lanes: np.ndarray, lane_until: np.ndarray):
-        from app.game.state import I_TIER, I_TYPE
         self.game = game
         self.lanes = lanes
         self.lane_until = lane_until
         s = game.s
         self.n = game.n_heroes
         self.team_of = np.array([0] * game.team_size + [1] * game.team_size)
-        self.hero_units = s.hi[:, 0].copy()
+        self.hero_units = s.hi[:, H_UNIT].copy()
         rows = np.array(game.building_rows)
         types, tiers = s.ui[rows, I_TYPE], s.ui[rows, I_TIER]
         self.building_rows = rows
+        self.building_team = s.ui[rows, I_TEAM].copy()  # buildings never change sides
         self.building_signal = np.full(len(rows), -1)
         for i, (typ, tier) in enumerate(zip(types, tiers)):
             if typ == UT_TOWER:
@@ -126,6 +135,9 @@ class RewardTracker:
             elif typ in (UT_BARRACKS_MELEE, UT_BARRACKS_RANGED):
                 self.building_signal[i] = SIGNAL_INDEX["barracks"]
         self.ancients = game.ancient_idx.copy()
+        rax = game.rax[game.rax >= 0]
+        self.rax_of_team = [rax[s.ui[rax, I_TEAM] == t] for t in (0, 1)]
+        self.lane_bound = self.lanes.sum(axis=1) < 3  # heroes with a lane assignment to keep
         self.lane_segments = []
         for lane in range(3):
             pts = np.array(game.map.lanes[0][lane])
@@ -133,61 +145,50 @@ class RewardTracker:
         self.prev = self._snapshot()
 
     def _snapshot(self) -> dict:
-        from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN, H_KILLS,
-                                    H_LH, I_ALIVE, I_TEAM)
         s = self.game.s
         u = self.hero_units
         b = self.building_rows
-        rax = self.game.rax[self.game.rax >= 0]
+        hero_units = s.uf[u]
+        alive = s.ui[u, I_ALIVE]
+        max_mana = hero_units[:, F_MAXMANA]
         return {
-            "xp": s.hf[:, G_XP].copy(), "earned": s.hf[:, G_EARNED].copy(), "spent": s.hf[:, G_SPENT].copy(),
-            "health": health_curve(s.uf[u, F_HP] / s.uf[u, F_MAXHP]) * s.ui[u, I_ALIVE],
-            "mana": np.where(s.uf[u, F_MAXMANA] > 0, s.uf[u, F_MANA] / np.maximum(s.uf[u, F_MAXMANA], 1e-9), 0.0),
-            "alive": s.ui[u, I_ALIVE].copy(),
-            "kills": s.hi[:, H_KILLS].copy(), "lh": s.hi[:, H_LH].copy(), "dn": s.hi[:, H_DN].copy(),
-            "deaths": s.hi[:, H_DEATHS].copy(),
-            "bhp": s.uf[b, F_HP] / s.uf[b, F_MAXHP], "balive": s.ui[b, I_ALIVE].copy(),
+            "gold_xp": s.hf[:, _HERO_FLOATS],  # fancy indexing copies
+            "counts": s.hi[:, _HERO_COUNTS],
+            "health": health_curve(hero_units[:, F_HP] / hero_units[:, F_MAXHP]) * alive,
+            "mana": np.where(max_mana > 0, hero_units[:, F_MANA] / np.maximum(max_mana, 1e-9), 0.0),
+            "alive": alive,
+            "bhp": s.uf[b, F_HP] / s.uf[b, F_MAXHP], "balive": s.ui[b, I_ALIVE],
             "ancient_hp": s.uf[self.ancients, F_HP] / s.uf[self.ancients, F_MAXHP],
-            "rax_alive": [int(s.ui[rax[s.ui[rax, I_TEAM] == t], I_ALIVE].sum()) for t in (0, 1)],
-            "rax_total": [int((s.ui[rax, I_TEAM] == t).sum()) for t in (0, 1)],
+            "rax_alive": [int(s.ui[rows, I_ALIVE].sum()) for rows in self.rax_of_team],
         }
 
     def step(self, dt: float) -> np.ndarray:
         """Raw signal quantities of the last step, (n_heroes, N_SIGNALS)."""
-        from app.game.state import F_X, F_Y, I_TEAM
         g, s = self.game, self.game.s
         cur = self._snapshot()
         p = self.prev
         sig = np.zeros((self.n, N_SIGNALS))
-        sig[:, SIGNAL_INDEX["xp"]] = cur["xp"] - p["xp"]
-        sig[:, SIGNAL_INDEX["gold_gained"]] = cur["earned"] - p["earned"]
-        sig[:, SIGNAL_INDEX["gold_spent"]] = cur["spent"] - p["spent"]
+        sig[:, _GOLD_XP_SIGNALS] = cur["gold_xp"] - p["gold_xp"]
+        sig[:, _COUNT_SIGNALS] = cur["counts"] - p["counts"]
         # health and mana changes are not counted across a respawn (a respawn is not a heal)
         same_life = (cur["alive"] == p["alive"]) | (cur["alive"] == 0)
-        sig[:, SIGNAL_INDEX["health"]] = np.where(same_life, cur["health"] - p["health"], 0.0)
-        sig[:, SIGNAL_INDEX["mana"]] = np.where(cur["alive"] == 1, np.where(same_life, cur["mana"] - p["mana"], 0),
-                                                0.0)
-        sig[:, SIGNAL_INDEX["hero_death"]] = cur["deaths"] - p["deaths"]
-        sig[:, SIGNAL_INDEX["killed_hero"]] = cur["kills"] - p["kills"]
-        sig[:, SIGNAL_INDEX["last_hit"]] = cur["lh"] - p["lh"]
-        sig[:, SIGNAL_INDEX["deny"]] = cur["dn"] - p["dn"]
+        sig[:, _HEALTH] = np.where(same_life, cur["health"] - p["health"], 0.0)
+        sig[:, _MANA] = np.where(cur["alive"] == 1, np.where(same_life, cur["mana"] - p["mana"], 0), 0.0)
         # team signals: buildings damaged and destroyed go to the other team's heroes
-        b_team = s.ui[self.building_rows, I_TEAM]
         lost = np.clip(p["bhp"] - cur["bhp"], 0.0, None) * BUILDING_HEALTH_SHARE
         died = (p["balive"] == 1) & (cur["balive"] == 0)
         val = lost + died * (1.0 - BUILDING_HEALTH_SHARE)
         for i in np.nonzero((val > 0) & (self.building_signal >= 0))[0]:
-            sig[self.team_of != b_team[i], self.building_signal[i]] += val[i]
+            sig[self.team_of != self.building_team[i], self.building_signal[i]] += val[i]
         anc_lost = np.clip(p["ancient_hp"] - cur["ancient_hp"], 0.0, None)
+        sig[:, _ANCIENT] += anc_lost[1 - self.team_of]  # each hero earns the enemy ancient's health lost
         for t in (0, 1):
-            sig[self.team_of != t, SIGNAL_INDEX["ancient_hp"]] += anc_lost[t]
-            if cur["rax_total"][t] > 0 and p["rax_alive"][t] > 0 and cur["rax_alive"][t] == 0:
-                sig[self.team_of != t, SIGNAL_INDEX["megas"]] += 1.0
+            if len(self.rax_of_team[t]) > 0 and p["rax_alive"][t] > 0 and cur["rax_alive"][t] == 0:
+                sig[self.team_of != t, _MEGAS] += 1.0
         if g.winner >= 0:
-            sig[self.team_of == g.winner, SIGNAL_INDEX["win"]] = 1.0
-            sig[self.team_of != g.winner, SIGNAL_INDEX["win"]] = -1.0
+            sig[:, _WIN] = np.where(self.team_of == g.winner, 1.0, -1.0)
         # lane assignment: seconds spent outside every assigned lane while the assignment holds (app. O.2)
-        active = (self.lane_until > g.time) & (cur["alive"] == 1) & (self.lanes.sum(axis=1) < 3)
+        active = (self.lane_until > g.time) & (cur["alive"] == 1) & self.lane_bound
         if active.any():
             u = self.hero_units
             px, py = s.uf[u, F_X], s.uf[u, F_Y]
@@ -195,6 +196,6 @@ class RewardTracker:
             for lane in range(3):  # lane paths are physical: the same for both teams
                 d = _segment_distance(px, py, self.lane_segments[lane])
                 inside |= (d <= LANE_WIDTH) & (self.lanes[:, lane] == 1)
-            sig[:, SIGNAL_INDEX["lane_assign"]] = np.where(active & ~inside, dt, 0.0)
+            sig[:, _LANE] = np.where(active & ~inside, dt, 0.0)
         self.prev = cur
         return sig

@@ -94,6 +94,7 @@ def build_algo_config(cfg: dict):
             clip_param=ppo["clip_param"], vf_loss_coeff=ppo["vf_loss_coeff"], vf_clip_param=ppo["vf_clip_param"],
             entropy_coeff=initial["entropy_coeff"], use_kl_loss=ppo["use_kl_loss"], grad_clip=ppo["grad_clip"])
         .learners(
+            num_gpus_per_learner=res["num_gpus_per_learner"],
             learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
             learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
                                  "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],

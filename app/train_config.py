@@ -78,6 +78,8 @@ RESOURCE_DEFAULTS = {
     # learner updates and the learner may use every core (2 threads: 1.6x faster updates on 2 cores)
     "learner_threads": 0,
     "num_cpus": 0,  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
+    # GPUs of the learner (0: it runs on the CPU; 1: on one GPU, the env runners staying on the CPU)
+    "num_gpus_per_learner": 0,
 }
 EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0,
                        "explore": True}  # explore: sample actions as in training (False: the most likely ones)
@@ -209,7 +211,7 @@ def validate(raw: dict) -> dict:
                 _bad(f"schedules.{name}", f"values must be in [{lo}, {hi}], got {y}")
         cfg["schedules"][name] = s.to_dict()
     cfg["resources"] = _check_section("resources", raw.get("resources") or {}, RESOURCE_DEFAULTS)
-    for k in ("num_env_runners", "num_cpus", "learner_threads"):
+    for k in ("num_env_runners", "num_cpus", "learner_threads", "num_gpus_per_learner"):
         if cfg["resources"][k] < 0:
             _bad(f"resources.{k}", f"must be >= 0, got {cfg['resources'][k]}")
     for k in ("num_envs_per_env_runner", "torch_threads"):

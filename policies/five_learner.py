@@ -166,7 +166,7 @@ class FivePPOLearner(PPOTorchLearner):
             kl = masked_mean(prev.kl(dist))
             total = total + self.curr_kl_coeffs_per_module[module_id] * kl
         else:
-            kl = torch.tensor(0.0)
+            kl = torch.zeros((), device=adv.device)
 
         if WIN_LOGIT in fwd_out and WIN_LABEL in batch:
             aux = masked_mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL],

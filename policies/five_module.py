@@ -185,7 +185,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
     @torch.no_grad()
     def update_normalizers(self, obs: dict, loss_mask: torch.Tensor | None):
         """Adds the float observations of the valid time steps to the running statistics (learner only)."""
-        m = loss_mask if loss_mask is not None else torch.ones(obs["global"].shape[:2], dtype=torch.bool)
+        m = loss_mask if loss_mask is not None else torch.ones(obs["global"].shape[:2], dtype=torch.bool,
+                                                               device=obs["global"].device)
         self.norm["global"].update(obs["global"], m)
         unit_mask = m.unsqueeze(-1) & (obs["unit_valid"] > 0)
         self.norm["units"].update(obs["units"], unit_mask)

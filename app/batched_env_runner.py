@@ -9,7 +9,12 @@ as the classic runner does) and the same modules, and per step:
   frozen past version plays (their steps never become training data), with the LSTM states carried per hero;
 - samples the actions from the module's distribution (or takes the most likely ones without exploration);
 - steps each game (the reward post-processing wrapper included) and keeps, per hero of "main", the step's data in
-  plain lists.
+  plain lists, the value of the step's observation among them (``Columns.VF_PREDS``).
+
+A chunk that does not end its game in a terminal state gets the value of the observation after its last step (a
+cut chunk, or a game stopped by the time limit), from one forward pass over all such chunks at the end of
+``sample()``: GAE then takes every value it needs from the runner (policies/advantages.py) and the learner does not
+run the value network over the batch a second time.
 
 At the end of ``sample()`` it builds one ``SingleAgentEpisode`` per hero of "main" and game chunk (module "main", the
 game's episode id), in bulk. Chunks continue across ``sample()`` calls with the same episode ids, ``t_started`` and a
@@ -47,6 +52,7 @@ from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SA
 from app.game.teams import NO_WINNER, side_of_agent
 from callbacks.league_play import game_ended, game_started
 from callbacks.metrics import RAW_RETURN_KEY, WINNER_KEY, GameTally
+from policies.advantages import BOOTSTRAP_VALUE
 from policies.five_module import WIN_PROB
 from policies.module_ids import MAIN
 
@@ -94,6 +100,13 @@ class _Game:
                         "emo": defaultdict(list)} for a in self.main_agents}
 
 
+class _Boot:
+    """A hero's observation and LSTM state after a chunk's last step, shaped as _forward reads a game."""
+
+    def __init__(self, agent: str, obs: dict, state: dict):
+        self.agent, self.obs, self.state = agent, {agent: obs}, {agent: state}
+
+
 class BatchedEnvRunner(MultiAgentEnvRunner):
     """A ``MultiAgentEnvRunner`` that samples every game of the runner as one batch (see the module docstring)."""
 
@@ -101,6 +114,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
     def __init__(self, config, **kwargs):
         super().__init__(config=config, **kwargs)
         self._games: list[_Game] = []
+        self._pending_bootstrap = []  # [(episode, _Boot)]: chunks of this sample that need a bootstrap value
         self._tally = GameTally()
         self._ship_dist_inputs = bool(self.config.use_kl_loss)  # only a KL loss reads them in the learner
 
@@ -169,7 +183,10 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     done.extend(self._finish_game(g, terminated=bool(terms["__all__"])))
         self._log_counts(env_ts, steps_by_agent, steps_by_module)
         self._tally.log_sample(self.metrics)
-        return done + self._cut_chunks()
+        chunks = self._cut_chunks()
+        self._set_bootstrap_values(self._pending_bootstrap)
+        self._pending_bootstrap = []
+        return done + chunks
 
     # ---- games ----------------------------------------------------------------------------------------------------
     def _initial_states(self) -> dict:
@@ -196,6 +213,18 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self.make_env()
         self._games = []
 
+    def _forward(self, module_id: str, who: list, explore: bool) -> dict:
+        """One forward pass of a module over the heroes `who` ([(game, agent)]): their latest observations and LSTM
+        states as a batch of one time step."""
+        g0, a0 = who[0]
+        # np.array of same-shaped arrays stacks them, and faster than np.stack for small ones
+        obs = {k: torch.from_numpy(np.array([g.obs[a][k] for g, a in who]))[:, None] for k in g0.obs[a0]}
+        state = {k: torch.from_numpy(np.array([g.state[a][k] for g, a in who])) for k in g0.state[a0]}
+        batch = {Columns.OBS: obs, Columns.STATE_IN: state}
+        module = self.module[module_id]
+        # the module is in eval mode already: skip RLlib's per-call mode switch (forward_exploration)
+        return module._forward_exploration(batch) if explore else module._forward_inference(batch)
+
     def _act(self, games: list, explore: bool) -> dict:
         """One forward pass per module over the heroes it plays in `games`; returns each game's action dict and
         records "main"'s model outputs in the games' buffers."""
@@ -206,14 +235,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         actions = {g.index: {} for g in games}
         for mid, who in rows.items():
             module = self.module[mid]
-            g0, a0 = who[0]
-            # np.array of same-shaped arrays stacks them, and faster than np.stack for small ones
-            obs = {k: torch.from_numpy(np.array([g.obs[a][k] for g, a in who]))[:, None] for k in g0.obs[a0]}
-            state = {k: torch.from_numpy(np.array([g.state[a][k] for g, a in who])) for k in g0.state[a0]}
             with torch.inference_mode():  # lighter than no_grad: the outputs only become numpy arrays
-                batch = {Columns.OBS: obs, Columns.STATE_IN: state}
-                # the module is in eval mode already: skip RLlib's per-call mode switch (forward_exploration)
-                out = module._forward_exploration(batch) if explore else module._forward_inference(batch)
+                out = self._forward(mid, who, explore)
                 logits = out[Columns.ACTION_DIST_INPUTS][:, 0]
                 dist_cls = (module.get_exploration_action_dist_cls() if explore
                             else module.get_inference_action_dist_cls())
@@ -225,7 +248,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             act = {k: v.numpy() for k, v in act.items()}
             state_out = {k: v.numpy() for k, v in out[Columns.STATE_OUT].items()}
             if mid == MAIN:
-                logp, win = logp.numpy(), out[WIN_PROB][:, 0].numpy()
+                logp, win, value = logp.numpy(), out[WIN_PROB][:, 0].numpy(), out[Columns.VF_PREDS][:, 0].numpy()
                 dist_inputs = logits.numpy() if self._ship_dist_inputs else None
             for i, (g, a) in enumerate(who):
                 actions[g.index][a] = {k: v[i] for k, v in act.items()}
@@ -234,11 +257,22 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     emo = g.buf[a]["emo"]
                     emo[Columns.ACTION_LOGP].append(logp[i])
                     emo[WIN_PROB].append(win[i])
+                    emo[Columns.VF_PREDS].append(value[i])
                     emo[Columns.STATE_OUT].append(g.state[a])
                     emo[WEIGHTS_SEQ_NO].append(self._weights_seq_no)
                     if dist_inputs is not None:
                         emo[Columns.ACTION_DIST_INPUTS].append(dist_inputs[i])
         return actions
+
+    def _set_bootstrap_values(self, pending: list):
+        """GAE's bootstrap value of each chunk that does not end in a terminal state: the value of the observation
+        after its last step, in one forward pass of "main" (policies/advantages.py). `pending`: [(episode, _Boot)]."""
+        if not pending:
+            return
+        with torch.inference_mode():
+            values = self._forward(MAIN, [(boot, boot.agent) for _, boot in pending], False)[Columns.VF_PREDS]
+        for (episode, _), v in zip(pending, values[:, 0].tolist()):
+            episode.custom_data[BOOTSTRAP_VALUE] = v
 
     def _record_step(self, g: _Game, actions: dict, obs, rewards, terms, truncs, infos):
         g.t += 1
@@ -256,6 +290,11 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
     def _finish_game(self, g: _Game, terminated: bool) -> list:
         """The finished game's last chunks, its metrics and league result; a new matchup for the env's next game."""
         episodes = [self._episode(g, a, terminated=terminated, truncated=not terminated) for a in g.main_agents]
+        for a, episode in zip(g.main_agents, episodes):
+            if terminated:
+                episode.custom_data[BOOTSTRAP_VALUE] = 0.0  # no state after a terminal one
+            else:  # a time limit: GAE bootstraps from the last observation
+                self._pending_bootstrap.append((episode, _Boot(a, g.obs[a], g.state[a])))
         GameTally.log_game_end(g.record, self.metrics)
         self.metrics.log_value(NUM_EPISODES, 1, reduce="sum")
         self.metrics.log_value(NUM_EPISODES_LIFETIME, 1, reduce="lifetime_sum")
@@ -295,6 +334,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                 continue
             for a in g.main_agents:
                 out.append(self._episode(g, a))
+                self._pending_bootstrap.append((out[-1], _Boot(a, g.obs[a], g.state[a])))
                 b = g.buf[a]
                 n = min(keep, g.t)  # steps of lookback the next chunk keeps
                 b["obs"], b["infos"] = b["obs"][-(n + 1):], b["infos"][-(n + 1):]

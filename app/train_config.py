@@ -74,8 +74,10 @@ RESOURCE_DEFAULTS = {
     "num_env_runners": 2,  # docs/rllib_notes.md section 6: 2 runners x 8 envs was fastest on 2 cores
     "num_envs_per_env_runner": 8,
     "torch_threads": 1,  # docs/rllib_notes.md section 9: one torch thread per process on small machines
-    # torch threads of the learner (0 = all cores): PPO here is synchronous, so the env runners idle while the
-    # learner updates and the learner may use every core (2 threads: 1.6x faster updates on 2 cores)
+    # torch threads of the learner; 0 = measured: each minibatch runs with 1 thread or all cores, whichever has been
+    # faster per row lately (policies/learner_threads.py). PPO here is synchronous, so the env runners idle while the
+    # learner updates and all cores are 1.3-1.7x faster on a quiet 2-core machine; when another process holds a core
+    # they are 2-4x slower than one thread, and the learner switches to one
     "learner_threads": 0,
     "num_cpus": 0,  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
     # GPUs of the learner (0: it runs on the CPU; 1: on one GPU, the env runners staying on the CPU)

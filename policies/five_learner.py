@@ -4,7 +4,11 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 
 - dual-clip PPO (seeds/004 app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
 - the auxiliary win-probability head (seeds/003 app. D), trained with a small weight on the label of eq. 10;
-- the running observation statistics of the module are updated from every training batch (app. E);
+- the running observation statistics of the module merge every observation of an update's episodes once, after its
+  gradient steps (app. E), so that all minibatches of an update normalize as the env runners did when they acted;
+- GAE uses the values the env runners computed while acting when they recorded them (policies/advantages.py),
+  instead of a second forward pass over the batch;
+- the torch thread count of each minibatch is measured and chosen (policies/learner_threads.py) unless fixed;
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
 - the opponent pool's state rides in the learner's state (``league_state``), so that checkpoints carry it;
 - ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient and the
@@ -17,27 +21,54 @@ app/train_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``adam_beta1
 """
 from __future__ import annotations
 
+import functools
 import os
+import time
 
+import numpy as np
 import torch
 import torch.nn.functional as F
+import tree
 from ray.rllib.algorithms.ppo.ppo import (LEARNER_RESULTS_KL_KEY, LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY,
                                           LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY)
 from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.connectors.learner import GeneralAdvantageEstimation
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.learner import ENTROPY_KEY, POLICY_LOSS_KEY, VF_LOSS_KEY
 from ray.rllib.evaluation.postprocessing import Postprocessing
+from ray.rllib.policy.sample_batch import SampleBatch
 from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import explained_variance
 
-from policies.five_module import WIN_LOGIT
+from policies.advantages import RunnerValueGAE
+from policies.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
+from policies.learner_threads import ThreadChooser
 from policies.win_label import WIN_LABEL
 
 LEAGUE_STATE_KEY = "five_league_pool"
 SAMPLES_OPTIMIZED = "samples_optimized"
 AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
+
+
+def shuffle_by_team(batch: SampleBatch, module) -> SampleBatch:
+    """SampleBatch.shuffle for a zero-padded batch of sequences, by team: the sequences of a team's heroes over the
+    same steps stay next to each other (in a random order of teams), so that a minibatch holds whole teams and the
+    module encodes each team once (policies/five_module.py). Teammates are found as the module finds them, by equal
+    team inputs at the first step of their sequences."""
+    n = len(batch[SampleBatch.SEQ_LENS])
+    _, group = module.team_groups({k: batch[Columns.OBS][k][:, 0] for k in TEAM_ENCODER_KEYS})
+    group = np.arange(n) if group is None else group.cpu().numpy()
+    rank = np.random.permutation(int(group.max()) + 1)[group]  # a random position for each team
+    permutation = np.argsort(rank, kind="stable")
+    data = dict(batch)
+    infos = data.pop(Columns.INFOS, None)
+    batch.update(tree.map_structure(lambda v: v[permutation], data))
+    if infos is not None:
+        batch[Columns.INFOS] = [infos[i] for i in permutation]
+    batch.intercepted_values = {}
+    return batch
 
 
 def dual_clip_surrogate(adv, ratio, clip: float, dual_clip: float | None):
@@ -54,6 +85,14 @@ class FivePPOLearner(PPOTorchLearner):
         super().build()
         self._five_entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
         self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
+        pipeline = self._learner_connector
+        if pipeline is not None:  # GAE on the env runners' values (PPO appended RLlib's connector last)
+            for i, c in enumerate(pipeline.connectors):
+                if type(c) is GeneralAdvantageEstimation:
+                    pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
+        threads = int(self.config.learner_config_dict.get("learner_threads", 0))
+        self._threads = ThreadChooser(os.cpu_count() or 1) if threads == 0 and self._device.type == "cpu" else None
+        self._fixed_threads = threads or None
 
     @override(PPOTorchLearner)
     def configure_optimizers_for_module(self, module_id, config=None):
@@ -66,23 +105,66 @@ class FivePPOLearner(PPOTorchLearner):
 
     @override(PPOTorchLearner)
     def update(self, *args, **kwargs):
-        """RLlib's update, minus the results of modules that do not train (the league's opponent slots): PPO syncs
-        the weights of every module named in the results to the env runners, which would overwrite the past
-        versions loaded into the slots with the learner's never-trained copies."""
-        self._set_torch_threads()
+        """RLlib's update, then the observation statistics of its episodes merged into the running normalizers; the
+        results of modules that do not train (the league's opponent slots) are left out: PPO syncs the weights of
+        every module named in the results to the env runners, which would overwrite the past versions loaded into
+        the slots with the learner's never-trained copies."""
+        observations = self._observations_of(kwargs)  # before the connectors extend the episodes in place
         results = super().update(*args, **kwargs)
+        for module_id, obs in observations.items():
+            self.module[module_id].unwrapped().update_normalizers(obs, None)
         if isinstance(results, dict):
             for module_id in list(results):
                 if module_id in self.module.keys() and not self.should_module_be_updated(module_id):
                     del results[module_id]
         return results
 
-    def _set_torch_threads(self):
-        """config learner_threads (0 = all cores). Set at every update: building an env in this process (the local
-        env runner, evaluation games) sets the process's threads back to the env runners' one thread."""
-        threads = int(self.config.learner_config_dict.get("learner_threads", 0)) or (os.cpu_count() or 1)
-        if torch.get_num_threads() != threads:
+    def _observations_of(self, update_kwargs: dict) -> dict:
+        """Module id -> every observation of the update's episodes of that trained module, as (1, rows, ...) tensors
+        (the layout update_normalizers reads)."""
+        data = update_kwargs.get("training_data")
+        episodes = data.episodes if data is not None else update_kwargs.get("episodes")
+        if not episodes:
+            return {}
+        by_module = {}
+        for e in ConnectorV2.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
+            module_id = e.module_id
+            if len(e) == 0 or module_id not in self.module.keys() or not self.should_module_be_updated(module_id):
+                continue
+            if hasattr(self.module[module_id].unwrapped(), "update_normalizers"):
+                by_module.setdefault(module_id, []).append(e.get_observations(slice(0, len(e))))
+        return {m: {k: torch.from_numpy(np.concatenate([o[k] for o in obs])).unsqueeze(0).to(self._device)
+                    for k in obs[0]} for m, obs in by_module.items()}
+
+    @override(PPOTorchLearner)
+    def _make_batch_if_necessary(self, training_data):
+        """RLlib's train batch; the sequences of a module that encodes teams once are shuffled by team before each
+        epoch (shuffle_by_team) instead of one by one, which would scatter a team over the minibatches."""
+        batch = super()._make_batch_if_necessary(training_data)
+        for module_id, module_batch in batch.policy_batches.items():
+            module = self.module[module_id].unwrapped()
+            if getattr(module, "team_size", 1) > 1 and module_batch.get(SampleBatch.SEQ_LENS) is not None:
+                module_batch.shuffle = functools.partial(shuffle_by_team, module_batch, module)
+                module_batch.shuffle()  # the first epoch too (RLlib shuffles from the second on)
+        return batch
+
+    @override(PPOTorchLearner)
+    def _update(self, batch):
+        """One minibatch, with the torch thread count set (resources.learner_threads; 0: measured per minibatch,
+        policies/learner_threads.py). Set every time: building an env in this process (the local env runner,
+        evaluation games) sets the process's threads back to the env runners' one thread."""
+        threads = self._threads.pick() if self._threads is not None else self._fixed_threads
+        if threads and torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
+        if self._threads is None:
+            return super()._update(batch)
+        t = time.perf_counter()
+        out = super()._update(batch)
+        rows = sum(int(b[Columns.LOSS_MASK].sum()) if Columns.LOSS_MASK in b else len(b[Columns.REWARDS])
+                   for b in batch.values())
+        self._threads.record(threads, rows, time.perf_counter() - t)
+        self.metrics.log_dict(self._threads.summary(), key="threads", window=1)
+        return out
 
     # ---- league state: carried in the learner's state so that every checkpoint has it ----------------------------
     def set_league_state(self, state):
@@ -134,8 +216,6 @@ class FivePPOLearner(PPOTorchLearner):
         def masked_mean(x):
             return x[mask].sum() / num_valid
 
-        if hasattr(module, "update_normalizers"):
-            module.update_normalizers(batch[Columns.OBS], mask)
         if WEIGHTS_SEQ_NO in batch:
             # app. M staleness: versions between the parameters that acted and those being optimized (RLlib bumps
             # the learner's number when an update starts, so the parameters being optimized are number - 1)

@@ -18,6 +18,19 @@ Per hero (one row of the batch), at each time step:
 
 Masking uses a large negative number, never -inf, and no-op is always legal (zero-padded LSTM steps would
 otherwise turn the gradients into NaN; docs/rllib_notes.md section 2).
+
+How it is computed (the function above, with less work; tests/test_five_network.py checks it against the plain
+per-hero computation, tests/reference_five_network.py):
+
+- Work shared by a team is done once per team and step. The heroes, global and private inputs are the same for the
+  five heroes of a team (``TEAM_SHARED_KEYS`` of app/env/observation.py): rows with equal inputs are found by a
+  random projection of them, checked for exact equality, and encoded once (``team_groups``). The replica layer is
+  linear before its ReLU, so its team part (game state without the units, private inputs) is computed per team and
+  its per-hero part (pooled units, own units: the unit table has hero-relative columns) per hero. Of the other four
+  replicas only the pooled quarter is computed: the rest is never read.
+- Only valid unit rows go through the unit MLP; an empty row's embedding is the same for every empty row (its input is
+  all zeros), so it is computed once. The unit-type embedding enters the first layer as a table lookup.
+- The gated attention keys are folded into the queries (one matmul per primary action instead of one per unit).
 """
 from __future__ import annotations
 
@@ -25,6 +38,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.apis import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
@@ -32,7 +46,7 @@ from ray.rllib.utils.annotations import override
 from torch import nn
 
 from app.env.actions import N_OFFSETS, N_PRIMARY
-from app.env.observation import MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, UNIT_IS_ENEMY
+from app.env.observation import MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_IS_ENEMY
 from app.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from app.game.constants import N_DELAYS, N_UNIT_TYPES
 from app.game.heroes import HEROES
@@ -44,15 +58,20 @@ MASK_VALUE = -1e9  # masked logits: a large negative number, never -inf
 WIN_LOGIT = "win_logit"
 WIN_PROB = "win_prob"
 CROSS_HERO_POOL_FRACTION = 0.25  # app. H: max-pool the first 25% of the vector across the five replicas
+# the observation keys the team encoder reads: all of them are the same for every hero of a team (TEAM_SHARED_KEYS)
+TEAM_ENCODER_KEYS = ("global", "heroes", "hero_id", "hero_items") + PRIVATE_KEYS
 
 
 @dataclass
 class FiveModelConfig:
     """Network sizes. The paper's LSTM has 4096 units (Table 2); the CPU default is small."""
     lstm_size: int = 128
+    unit_hidden: int = 128  # the hidden layer of the unit encoder (process set, figure 17)
     unit_embed: int = 64
+    hero_hidden: int = 128  # the hidden layer of the hero encoder
     hero_embed: int = 64
     global_embed: int = 32
+    private_hidden: int = 128  # the hidden layer of the private-input encoder (nearby map, previous action, lanes)
     private_embed: int = 64
     replica_size: int = 256  # the fully connected layer before the cross-hero pool and the LSTM
     action_embed: int = 64
@@ -72,11 +91,13 @@ class FiveModelConfig:
         return cfg
 
 
-def gated_unit_logits(keys, gate, query):
-    """Target-unit logits of figure 18: logits[n, p, u] = sum_k keys[n, u, k] * gate[n, p, k] * query[n, k], i.e.
-    attention of the LSTM's query over the unit keys, gated per primary action. One batched matmul of the gated
-    queries with the keys: a 3-operand einsum materializes an (N, P, U, K) tensor and made the learner 2.3x slower."""
-    return torch.bmm(gate * query.unsqueeze(1), keys.transpose(1, 2))
+def gated_unit_logits(unit_emb, key_weight, key_bias, gate, query):
+    """Target-unit logits of figure 18: logits[n, p, u] = sum_k key[n, u, k] * gate[n, p, k] * query[n, k], with
+    key = unit_emb @ key_weight.T + key_bias, i.e. attention of the LSTM's query over the unit keys, gated per primary
+    action. The key projection is folded into the gated queries: (gate * query) @ key_weight is one (P, E) matrix per
+    row, so no (U, K) key table is built."""
+    gated = gate * query.unsqueeze(1)  # (N, P, K)
+    return torch.bmm(gated @ key_weight, unit_emb.transpose(1, 2)) + (gated @ key_bias).unsqueeze(-1)
 
 
 def _mlp(sizes):
@@ -86,10 +107,10 @@ def _mlp(sizes):
     return nn.Sequential(*layers)
 
 
-def _masked_max_nonneg(x, mask, dim):
-    """Max over `dim` of x >= 0 (a ReLU output) where mask; 0 where nothing is valid. Zeroing the masked entries
-    gives the same max as excluding them because x >= 0, at a fraction of the cost of a -inf fill."""
-    return (x * mask.unsqueeze(-1).to(x.dtype)).max(dim).values
+def _team_fingerprint_weights(space, keys, seed=0):
+    """Fixed random projections (float64) of the team encoder's inputs, one vector per key."""
+    g = torch.Generator().manual_seed(seed)
+    return {k: torch.randn(int(np.prod(space[k].shape)), generator=g, dtype=torch.float64) for k in keys}
 
 
 class FiveRLModule(TorchRLModule, ValueFunctionAPI):
@@ -111,18 +132,22 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             "private_minimap": RunningNorm(N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N),
             "private_lanes": RunningNorm(sp["private_lanes"].shape[1])})
         self.unit_type_emb = nn.Embedding(N_UNIT_TYPES + 1, e)
-        self.unit_mlp = _mlp([n_unit + e, 128, cfg.unit_embed])
+        self.unit_mlp = _mlp([n_unit + e, cfg.unit_hidden, cfg.unit_embed])
         self.hero_id_emb = nn.Embedding(len(HEROES) + 1, e)
         self.item_emb = nn.Embedding(len(ITEMS) + 1, e, padding_idx=0)
-        self.hero_mlp = _mlp([n_hero_feat + 2 * e, 128, cfg.hero_embed])
+        self.hero_mlp = _mlp([n_hero_feat + 2 * e, cfg.hero_hidden, cfg.hero_embed])
         self.global_mlp = _mlp([sp["global"].shape[0], cfg.global_embed])
         n_prev = sp["private_prev_action"].shape[1]
         sizes = (N_PRIMARY, N_DELAYS, self.max_units, N_OFFSETS, N_OFFSETS)  # the action parameters, ACTION_KEYS order
         self.prev_emb = nn.ModuleList([nn.Embedding(n, e) for n in sizes][:n_prev])
         mini = N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N
-        self.private_mlp = _mlp([mini + sp["private_lanes"].shape[1] + n_prev * e, 128, cfg.private_embed])
-        state_size = cfg.global_embed + 2 * cfg.unit_embed + 2 * cfg.hero_embed
-        self.replica_fc = _mlp([state_size + cfg.private_embed + cfg.unit_embed, cfg.replica_size])
+        self.private_mlp = _mlp([mini + sp["private_lanes"].shape[1] + n_prev * e, cfg.private_hidden,
+                                 cfg.private_embed])
+        # the replica layer's input, in order: global, pooled units (all, enemies), pooled heroes (allies, enemies),
+        # private, own unit embedding
+        self.replica_parts = (cfg.global_embed, 2 * cfg.unit_embed, 2 * cfg.hero_embed, cfg.private_embed,
+                              cfg.unit_embed)
+        self.replica_fc = _mlp([sum(self.replica_parts), cfg.replica_size])
         self.pool_size = int(cfg.replica_size * CROSS_HERO_POOL_FRACTION)
         self.lstm = nn.LSTM(cfg.replica_size + self.pool_size, cfg.lstm_size, batch_first=True)
         h = cfg.lstm_size
@@ -141,6 +166,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
                              persistent=False)
         self.register_buffer("reads_offset_table", torch.tensor(TARGET_TYPE_READS_OFFSET, dtype=torch.bool),
                              persistent=False)
+        for k, w in _team_fingerprint_weights(sp, TEAM_ENCODER_KEYS).items():
+            self.register_buffer(f"_fingerprint_{k}", w, persistent=False)
 
     # ---- RLlib plumbing ----------------------------------------------------------------------------------------------
     @override(TorchRLModule)
@@ -161,10 +188,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
 
     @override(TorchRLModule)
     def _forward(self, batch, **kwargs):
+        """Acting (env runners, agents): the action logits, the LSTM state, the win probability and the value (the
+        env runners hand the values to GAE, so the learner does not recompute them)."""
         out, emb, state = self._core(batch)
-        win_logit = self.win_head(emb).squeeze(-1)
         out[Columns.STATE_OUT] = state
-        out[WIN_PROB] = torch.sigmoid(win_logit)
+        out[WIN_PROB] = torch.sigmoid(self.win_head(emb).squeeze(-1))
+        out[Columns.VF_PREDS] = self.value_head(emb).squeeze(-1)
         return out
 
     @override(TorchRLModule)
@@ -196,41 +225,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         lanes = obs["private_lanes"]
         self.norm["private_lanes"].update(lanes, m.unsqueeze(-1).expand(*lanes.shape[:-1]))
 
-    def _encode(self, obs):
-        """Observations (N, ...) -> (per-replica vectors (N, n, R), unit embeddings (N, U, E))."""
-        units = self.norm["units"](obs["units"])
-        valid = obs["unit_valid"] > 0
-        u_in = torch.cat([units, self.unit_type_emb(obs["unit_type"].long())], -1)
-        unit_emb = self.unit_mlp(u_in)
-        enemy = valid & (obs["units"][..., UNIT_IS_ENEMY] > 0.5)
-        pooled_units = torch.cat([_masked_max_nonneg(unit_emb, valid, -2), _masked_max_nonneg(unit_emb, enemy, -2)], -1)
-        heroes = self.norm["heroes"](obs["heroes"])
-        items = self.item_emb(obs["hero_items"].long()).sum(-2)
-        h_in = torch.cat([heroes, self.hero_id_emb(obs["hero_id"].long()), items], -1)
-        hero_emb = self.hero_mlp(h_in)
-        n = self.team_size
-        pooled_heroes = torch.cat([hero_emb[:, :n].max(1).values, hero_emb[:, n:].max(1).values], -1)
-        glob = self.global_mlp(self.norm["global"](obs["global"]))
-        state = torch.cat([glob, pooled_units, pooled_heroes], -1)  # the game state vector
-        mini = self.norm["private_minimap"](obs["private_minimap"].flatten(-3))
-        lanes = self.norm["private_lanes"](obs["private_lanes"])
-        prev = obs["private_prev_action"].long()
-        prev_e = torch.cat([emb(prev[..., k].clamp(0, emb.num_embeddings - 1))
-                            for k, emb in enumerate(self.prev_emb)], -1)
-        private = self.private_mlp(torch.cat([mini, lanes, prev_e], -1))  # (N, n, P)
-        own_units = unit_emb[:, :n]  # the team's heroes occupy the first n unit rows
-        replicas = self.replica_fc(torch.cat([state.unsqueeze(1).expand(-1, n, -1), private, own_units], -1))
-        return replicas, unit_emb
-
     def _core(self, batch, heads=True):
         obs = batch[Columns.OBS]
         b, t = obs["global"].shape[:2]
         flat = {k: v.reshape(b * t, *v.shape[2:]) for k, v in obs.items()}
-        replicas, unit_emb = self._encode(flat)
-        me = flat["me"].float()  # (N, n) one-hot
-        mine = (replicas * me.unsqueeze(-1)).sum(1)
-        pooled = replicas[..., :self.pool_size].max(1).values  # the cross-hero pool
-        x = torch.cat([mine, pooled], -1).reshape(b, t, -1)
+        unit_emb, pooled_units = self._encode_units(flat)
+        x = self._replicas(self._encode_team(flat), unit_emb, pooled_units, flat).reshape(b, t, -1)
         st = batch[Columns.STATE_IN]
         o, (h, c) = self.lstm(x, (st["h"].unsqueeze(0), st["c"].unsqueeze(0)))
         state_out = {"h": h.squeeze(0), "c": c.squeeze(0)}
@@ -239,16 +239,107 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), unit_emb, flat).reshape(b, t, -1)}
         return out, o, state_out
 
+    def _encode_units(self, obs):
+        """Unit embeddings (N, U, E) and the max-pools over the valid units and over the enemies (N, 2E). Only valid
+        rows go through the unit MLP. In the embeddings, the rows of the team's heroes hold an empty row's embedding
+        when the hero is dead (the replicas read them); the other rows without a unit hold 0 (the heads mask them)."""
+        units, valid = obs["units"], obs["unit_valid"] > 0
+        first, second = self.unit_mlp[0], self.unit_mlp[2]
+        n_feat = units.shape[-1]
+        # the first layer on [features, type embedding] as one matmul of [features, one-hot type]: the embedding's part
+        # (and the bias) become a (types, hidden) table
+        type_table = F.linear(self.unit_type_emb.weight, first.weight[:, n_feat:], first.bias)
+        weight = torch.cat([first.weight[:, :n_feat], type_table.T], 1)
+
+        def mlp(x, unit_type):
+            onehot = F.one_hot(unit_type.long(), type_table.shape[0]).to(x.dtype)
+            # in-place ReLUs on the fresh matmul outputs: the (M, hidden) tensors are the largest of the network
+            hidden = F.relu(F.linear(torch.cat([self.norm["units"](x), onehot], -1), weight), inplace=True)
+            return F.relu(second(hidden), inplace=True)
+
+        rows, cols = valid.nonzero(as_tuple=True)  # row-major: rows ascending, as segment_reduce needs
+        emb = mlp(units[rows, cols], obs["unit_type"][rows, cols])  # (M, E)
+        # the pools: ReLU outputs are >= 0, so a max starting from 0 is the max over the segment (0 when empty)
+        enemy = units[rows, cols, UNIT_IS_ENEMY] > 0.5
+        pooled = torch.cat([
+            torch.segment_reduce(emb, "max", lengths=valid.sum(1), unsafe=True, initial=0.0),
+            torch.segment_reduce(emb[enemy], "max", lengths=(valid & (units[..., UNIT_IS_ENEMY] > 0.5)).sum(1),
+                                 unsafe=True, initial=0.0)], -1)
+        n, u = valid.shape
+        unit_emb = units.new_zeros(n, u, emb.shape[-1])
+        # an empty row is all zeros of type 0: one embedding for all of them
+        unit_emb[:, :self.team_size] = mlp(units.new_zeros(1, n_feat), torch.zeros(1, device=units.device))
+        return unit_emb.index_put((rows, cols), emb), pooled
+
+    def team_groups(self, obs):
+        """(representatives, index) of a batch of rows (obs: N, ...): the rows whose team encoder inputs are all equal
+        form a group; `index` (N,) maps each row to its group and `representatives` (K,) holds one row of each. Equal
+        rows are found by a random projection, then checked for exact equality; (None, None) when every row is its own
+        group."""
+        n = obs["global"].shape[0]
+        if self.team_size == 1 or n < 2:
+            return None, None
+        flat = {k: obs[k].reshape(n, -1) for k in TEAM_ENCODER_KEYS}
+        fingerprint = sum(x.double() @ getattr(self, f"_fingerprint_{k}") for k, x in flat.items())
+        _, index = torch.unique(fingerprint, return_inverse=True)
+        k = int(index.max()) + 1
+        if k == n:
+            return None, None
+        rows = torch.arange(n, device=index.device)
+        reps = torch.full((k,), n, dtype=torch.long, device=index.device).scatter_reduce(0, index, rows, "amin")
+        if any(bool((x != x[reps][index]).any()) for x in flat.values()):  # a projection collision: no sharing
+            return None, None
+        return reps, index
+
+    def _encode_team(self, obs):
+        """The team part of every replica's pre-activation (N, n, R), computed once per group of equal team inputs:
+        replica layer (global, pooled heroes, private inputs; its bias)."""
+        reps, index = self.team_groups(obs)
+        if reps is not None:
+            obs = {k: obs[k][reps] for k in TEAM_ENCODER_KEYS}
+        heroes = self.norm["heroes"](obs["heroes"])
+        items = self.item_emb(obs["hero_items"].long()).sum(-2)
+        hero_emb = self.hero_mlp(torch.cat([heroes, self.hero_id_emb(obs["hero_id"].long()), items], -1))
+        n = self.team_size
+        pooled_heroes = torch.cat([hero_emb[:, :n].max(1).values, hero_emb[:, n:].max(1).values], -1)
+        glob = self.global_mlp(self.norm["global"](obs["global"]))
+        mini = self.norm["private_minimap"](obs["private_minimap"].flatten(-3))
+        lanes = self.norm["private_lanes"](obs["private_lanes"])
+        prev = obs["private_prev_action"].long()
+        prev_e = torch.cat([emb(prev[..., k].clamp(0, emb.num_embeddings - 1))
+                            for k, emb in enumerate(self.prev_emb)], -1)
+        private = self.private_mlp(torch.cat([mini, lanes, prev_e], -1))  # (K, n, P)
+        w_glob, _, w_heroes, w_private, _ = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
+        team = F.linear(glob, w_glob, self.replica_fc[0].bias) + F.linear(pooled_heroes, w_heroes)
+        team = team.unsqueeze(1) + F.linear(private, w_private)  # (K, n, R)
+        return team if index is None else team[index]
+
+    def _replicas(self, team, unit_emb, pooled_units, obs):
+        """The LSTM input (N, R + pool): this hero's replica and the cross-hero pool of the first quarter of all the
+        team's replicas. Adds the per-hero parts (pooled units, own unit embedding) to the team part."""
+        _, w_units, _, _, w_own = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
+        n, pool = self.team_size, self.pool_size
+        me = obs["me"]
+        mine_index = me.argmax(-1)
+        rows = torch.arange(me.shape[0], device=me.device)
+        per_hero = F.linear(pooled_units, w_units)  # (N, R)
+        own = unit_emb[:, :n]  # the team's heroes occupy the first n unit rows
+        mine = F.relu(team[rows, mine_index] + per_hero + F.linear(own[rows, mine_index], w_own))
+        mine = mine * me.sum(-1, keepdim=True).to(mine.dtype)  # a zero-padded step has no "me": its replica is 0
+        pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
+        return torch.cat([mine, pooled], -1)
+
     def _heads(self, o, unit_emb, obs):
         ids = obs["action_id"].long()  # (N, P)
         legal = obs["action_mask"] > 0
         legal = legal.clone()
         legal[:, 0] = True  # no-op is always legal
-        primary = torch.bmm(self.action_emb(ids), self.action_query(o).unsqueeze(-1)).squeeze(-1)  # (N, P)
+        # the dot product of the query with every action embedding, then the row's actions picked: cheaper than
+        # gathering an (N, P, E) table of embeddings (there are N_ACTION_IDS ids in all)
+        primary = torch.gather(self.action_query(o) @ self.action_emb.weight.T, 1, ids)  # (N, P)
         primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
-        keys = self.unit_key(unit_emb)  # (N, U, K)
-        gate = torch.sigmoid(self.action_gate(ids))  # (N, P, K)
-        unit = gated_unit_logits(keys, gate, self.unit_query(o))
+        gate = torch.sigmoid(self.action_gate.weight)[ids]  # (N, P, K): the sigmoid on the table, then the lookup
+        unit = gated_unit_logits(unit_emb, self.unit_key.weight, self.unit_key.bias, gate, self.unit_query(o))
         kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)
         umask = obs["unit_masks"] > 0  # (N, kinds, U)
         per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))

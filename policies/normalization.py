@@ -23,27 +23,31 @@ class RunningNorm(nn.Module):
 
     @property
     def std(self) -> torch.Tensor:
-        if self.count < 2:
-            return torch.ones_like(self.mean)
-        return torch.sqrt(self.m2 / (self.count - 1)).clamp_min(NORM_EPS)
+        """The running standard deviation (1 until two values were seen); computed without a host sync."""
+        std = torch.sqrt(self.m2 / (self.count - 1).clamp_min(1.0)).clamp_min(NORM_EPS)
+        return torch.where(self.count < 2, torch.ones_like(std), std)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Normalizes the last axis of x and clips to (-NORM_CLIP, NORM_CLIP)."""
-        y = (x.double() - self.mean) / self.std
-        return y.clamp(-NORM_CLIP, NORM_CLIP).to(x.dtype)
+        """Normalizes the last axis of x and clips to (-NORM_CLIP, NORM_CLIP). The statistics are kept in float64;
+        the data is normalized in its own dtype (a float64 copy of the unit table cost more than the unit encoder)."""
+        y = (x - self.mean.to(x.dtype)) * (1.0 / self.std).to(x.dtype)
+        return y.clamp_(-NORM_CLIP, NORM_CLIP)
 
     @torch.no_grad()
     def update(self, x: torch.Tensor, mask: torch.Tensor | None = None):
         """Merges the rows of x (..., F) where mask (...) is true into the statistics (Chan et al.'s parallel
         variance update, exact for any batch split)."""
-        x = x.reshape(-1, x.shape[-1]).double()
+        x = x.reshape(-1, x.shape[-1])
         if mask is not None:
             x = x[mask.reshape(-1).bool()]
         n = x.shape[0]
         if n == 0:
             return
-        b_mean = x.mean(0)
-        b_m2 = ((x - b_mean) ** 2).sum(0)
+        # the batch's moments accumulated in float64 without a float64 copy of the data: squares are taken around the
+        # mean rounded to x's dtype (m~), then corrected: sum (x - m)^2 = sum (x - m~)^2 - n (m - m~)^2
+        b_mean = x.sum(0, dtype=torch.float64) / n
+        rounded = b_mean.to(x.dtype)
+        b_m2 = ((x - rounded) ** 2).sum(0, dtype=torch.float64) - n * (b_mean - rounded.double()) ** 2
         total = self.count + n
         delta = b_mean - self.mean
         self.mean += delta * (n / total)

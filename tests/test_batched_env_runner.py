@@ -25,7 +25,7 @@ from test_training_e2e import tiny_smoke
 
 SAMPLES = (40, 50, 31)  # env steps per sample() call, with 3 envs and 30-step games
 # columns computed by the network: equal up to float rounding (every other column bit for bit)
-MODEL_OUTPUTS = {"win_prob", "action_logp", "state_in", "aux_win_label", "advantages", "value_targets"}
+MODEL_OUTPUTS = {"win_prob", "vf_preds", "action_logp", "state_in", "aux_win_label", "advantages", "value_targets"}
 
 
 def build_runners(monkeypatch, cfg):
@@ -70,8 +70,9 @@ def as_numbers(metrics):
 
 
 def learner_batch(learner, episodes) -> dict:
-    wrapped = type("TrainingData", (), {"episodes": copy.deepcopy(episodes), "batch": None})()
-    return learner._make_batch_if_necessary(wrapped).policy_batches["main"]
+    """The output of the learner's connector pipeline for "main" (before the learner orders the sequences by team)."""
+    return learner._learner_connector(rl_module=learner.module, batch={}, episodes=copy.deepcopy(episodes),
+                                      shared_data={}, metrics=learner.metrics)["main"]
 
 
 @pytest.mark.parametrize("mode,league", [("5v5", False), ("1v1", True)])

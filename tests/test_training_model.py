@@ -16,7 +16,7 @@ from app.env.moba_env import MobaEnv
 from app.game.abilities import TARGET_TYPE_READS_UNIT
 from policies.action_distribution import FiveActionDistribution
 from policies.five_learner import dual_clip_surrogate
-from policies.five_module import FiveRLModule, _masked_max_nonneg, gated_unit_logits
+from policies.five_module import FiveRLModule, gated_unit_logits
 from policies.normalization import NORM_CLIP, RunningNorm
 from policies.scripted import ScriptedAgent
 
@@ -400,21 +400,10 @@ def test_primary_count_matches_env():
 
 def test_gated_unit_logits_equal_the_attention_formula():
     g = torch.Generator().manual_seed(0)
-    keys, gate, query = (torch.randn(3, 7, 5, generator=g), torch.rand(3, 4, 5, generator=g),
-                         torch.randn(3, 5, generator=g))
+    emb, w, bias = torch.randn(3, 7, 6, generator=g), torch.randn(5, 6, generator=g), torch.randn(5, generator=g)
+    gate, query = torch.rand(3, 4, 5, generator=g), torch.randn(3, 5, generator=g)
+    keys = emb @ w.T + bias  # (N, U, K): the unit keys
     expected = torch.einsum("nuk,npk,nk->npu", keys, gate, query)
-    assert torch.allclose(gated_unit_logits(keys, gate, query), expected, atol=1e-5)
-    assert gated_unit_logits(keys, gate, query).shape == (3, 4, 7)
-
-
-def test_masked_max_of_relu_outputs_ignores_masked_rows_and_is_zero_when_none_is_valid():
-    g = torch.Generator().manual_seed(1)
-    x = torch.relu(torch.randn(4, 6, 3, generator=g)) + 0.1
-    mask = torch.rand(4, 6, generator=g) > 0.5
-    mask[0] = False
-    out = _masked_max_nonneg(x, mask, -2)
-    for n in range(4):
-        ref = x[n][mask[n]].max(0).values if mask[n].any() else torch.zeros(3)
-        assert torch.equal(out[n], ref)
-    x[1, ~mask[1]] = 100.0  # masked rows never win, however large
-    assert (_masked_max_nonneg(x, mask, -2)[1] < 100.0).all()
+    out = gated_unit_logits(emb, w, bias, gate, query)
+    assert out.shape == (3, 4, 7)
+    assert torch.allclose(out, expected, atol=1e-5)

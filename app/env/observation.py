@@ -210,6 +210,9 @@ FLOAT_BOUND = 1e6
 SPARE_ACTION_IDS = 16
 N_ACTION_IDS = N_PRIMARY + ABILITIES_PER_HERO * len(HEROES) + SPARE_ACTION_IDS
 PRIVATE_KEYS = ("private_minimap", "private_prev_action", "private_lanes")
+# the keys whose arrays are the same in the observation of every hero of a team (what differs per hero is ``me``, the
+# hero-relative columns of ``units``, the masks and the action ids): a model may encode them once per team and step
+TEAM_SHARED_KEYS = ("global", "heroes", "hero_id", "hero_items", "unit_type", "unit_valid") + PRIVATE_KEYS
 
 
 def observation_space(team_size: int, max_units: int) -> spaces.Dict:

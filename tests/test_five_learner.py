@@ -1,0 +1,142 @@
+"""What the PPO learner does to train fast (policies/five_learner.py, advantages.py, learner_threads.py): GAE on the
+env runners' values, observation statistics merged once per update, sequences shuffled by team, and a thread count
+chosen by measurement."""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+import torch
+from ray.rllib.core.columns import Columns
+
+from policies.learner_threads import PROBE_EVERY, ThreadChooser
+from test_training_e2e import tiny_smoke
+
+
+def runner_and_learner(cfg):
+    from ray.tune.registry import register_env
+
+    from app.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from app.batched_env_runner import BatchedEnvRunner
+    register_env(ENV_NAME, make_training_env)
+    algo_config = build_algo_config(cfg)
+    runner = BatchedEnvRunner(config=algo_config)
+    learner = algo_config.build_learner(env=make_training_env({**cfg["env"], "seed": 0}))
+    runner.module.set_state(learner.module.get_state())
+    return runner, learner
+
+
+def connector_batch(learner, episodes):
+    return learner._learner_connector(rl_module=learner.module, batch={}, episodes=copy.deepcopy(episodes),
+                                      shared_data={}, metrics=learner.metrics)["main"]
+
+
+# ---- GAE on the runners' values -------------------------------------------------------------------------------------
+def test_gae_takes_the_runners_values_and_falls_back_to_a_forward_pass_without_them(ray_session, monkeypatch):
+    from policies.advantages import BOOTSTRAP_VALUE
+    from policies.five_module import FiveRLModule
+
+    runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2))
+    runner.sample(num_timesteps=30, explore=True)
+    episodes = runner.sample(num_timesteps=40, explore=True)  # chunks continued from the first sample
+    assert all(BOOTSTRAP_VALUE in e.custom_data for e in episodes)
+    assert any(not e.is_done for e in episodes)  # chunks cut mid-game bootstrap from the runner's forward pass
+    expected = connector_batch(learner, episodes)
+
+    original = FiveRLModule.compute_values
+
+    def no_forward(self, batch, embeddings=None):
+        if embeddings is None:
+            raise AssertionError("GAE ran a forward pass although the runner recorded the values")
+        return original(self, batch, embeddings)
+
+    monkeypatch.setattr(FiveRLModule, "compute_values", no_forward)
+    got = connector_batch(learner, episodes)
+    for k in ("advantages", "value_targets"):
+        assert torch.equal(got[k], expected[k])
+    # the same advantages as from the learner's own forward pass (RLlib's connector: bootstrap values removed)
+    monkeypatch.setattr(FiveRLModule, "compute_values", original)
+    for e in episodes:
+        del e.custom_data[BOOTSTRAP_VALUE]
+    recomputed = connector_batch(learner, episodes)
+    for k in ("advantages", "value_targets"):
+        torch.testing.assert_close(recomputed[k], expected[k], rtol=1e-5, atol=1e-5)
+    monkeypatch.setattr(FiveRLModule, "compute_values", no_forward)
+    with pytest.raises(AssertionError, match="forward pass"):
+        connector_batch(learner, episodes)
+
+
+# ---- observation statistics ------------------------------------------------------------------------------------------
+def test_observation_statistics_count_each_step_once_per_update(ray_session):
+    runner, learner = runner_and_learner(tiny_smoke(ppo__num_epochs=3, ppo__minibatch_size=32))
+    episodes = runner.sample(num_timesteps=64, explore=True)
+    steps = sum(len(e) for e in episodes)
+    observed = np.concatenate([e.get_observations(slice(0, len(e)))["global"] for e in episodes])
+    norm = learner.module["main"].norm["global"]
+    before = float(norm.count)
+    weights = {k: v.clone() for k, v in learner.module["main"].state_dict().items() if "norm" not in k}
+    learner.update(episodes=episodes, minibatch_size=32, num_epochs=3)
+    assert float(norm.count) - before == steps  # 3 epochs, each step counted once
+    assert np.allclose(norm.mean.numpy(), observed.mean(0), atol=1e-6)  # the first update: the batch's own mean
+    state = learner.module["main"].state_dict()
+    assert any(not torch.equal(state[k], v) for k, v in weights.items())  # and the weights were trained
+
+
+# ---- sequences shuffled by team --------------------------------------------------------------------------------------
+def test_5v5_sequences_are_shuffled_by_team(ray_session):
+    from ray.rllib.core.learner.training_data import TrainingData
+    from ray.rllib.policy.sample_batch import SampleBatch
+
+    from policies.five_module import TEAM_ENCODER_KEYS
+    runner, learner = runner_and_learner(tiny_smoke(env__mode="5v5", resources__num_envs_per_env_runner=2))
+    batch = learner._make_batch_if_necessary(TrainingData(episodes=runner.sample(num_timesteps=40, explore=True)))
+    main = batch.policy_batches["main"]
+    module = learner.module["main"].unwrapped()
+
+    def teams():
+        first = {k: main[Columns.OBS][k][:, 0] for k in TEAM_ENCODER_KEYS}
+        return module.team_groups(first)[1].numpy()
+
+    def rows():  # each sequence's data, to check that every column moved together
+        return {tuple(np.round(main[Columns.OBS]["global"][i, 0].numpy(), 4)) + (float(main[Columns.REWARDS][i, 0]),
+                                                                                 int(main[SampleBatch.SEQ_LENS][i]))
+                for i in range(len(main[SampleBatch.SEQ_LENS]))}
+
+    def contiguous(groups):
+        starts = [i for i in range(len(groups)) if i == 0 or groups[i] != groups[i - 1]]
+        return len(starts) == len(set(groups.tolist()))
+
+    assert contiguous(teams()) and len(set(teams().tolist())) < len(teams()) / 4  # teams of 5 sequences, together
+    before, order = rows(), teams().copy()
+    main.shuffle()  # what RLlib's minibatch iterator calls between epochs
+    assert contiguous(teams()) and rows() == before
+    assert not np.array_equal(teams(), order) or len(set(order.tolist())) < 3
+
+
+# ---- the learner's thread count --------------------------------------------------------------------------------------
+def run(chooser, seconds_per_row, minibatches):
+    picks = []
+    for _ in range(minibatches):
+        n = chooser.pick()
+        picks.append(n)
+        chooser.record(n, 100, 100 * seconds_per_row[n])
+    return picks
+
+
+def test_thread_choice_follows_the_faster_count():
+    chooser = ThreadChooser(2)
+    picks = run(chooser, {2: 0.001, 1: 0.0015}, 100)
+    assert picks[:4] == [2, 2, 1, 1]  # each count's first minibatch is a warm-up, the second a measurement
+    probes = [i for i in range(4, 100) if i % PROBE_EVERY == PROBE_EVERY - 1]
+    assert [i for i in range(4, 100) if picks[i] == 1] == probes  # then the faster one, probing the other at times
+    assert chooser.summary()["learner_threads"] == 2
+    picks = run(chooser, {2: 0.004, 1: 0.0015}, 100)  # another process takes a core: two threads are slower
+    assert picks[-50:].count(1) > 45 and chooser.summary()["learner_threads"] == 1
+    picks = run(chooser, {2: 0.001, 1: 0.0015}, 100)  # the core is free again
+    assert picks[-50:].count(2) > 45
+
+
+def test_one_core_has_nothing_to_choose():
+    chooser = ThreadChooser(1)
+    assert run(chooser, {1: 0.001}, 10) == [1] * 10

@@ -1,0 +1,128 @@
+"""The OpenAI Five module computes the network of app. H with less work (policies/five_module.py: team inputs encoded
+once per team and step, only valid unit rows through the unit MLP, the attention keys folded into the queries). These
+tests hold it to the plain per-hero computation (tests/reference_five_network.py) with the same weights: logits,
+values, win probabilities, LSTM states and gradients, on observations of real games carried through sequences."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from ray.rllib.core.columns import Columns
+
+from policies.five_module import FiveModelConfig
+from reference_five_network import masked_logit_free, reference_forward
+from test_training_model import build_module, played_game
+
+TOLERANCE = 1e-5
+# the default widths but narrow hidden layers, so that the encoder widths are exercised as config keys
+SMALL = {"unit_hidden": 48, "hero_hidden": 40, "private_hidden": 24, "replica_size": 64, "lstm_size": 32}
+
+
+def sequences(mode, model=None, seed=1):
+    """(module with fitted observation statistics, batch): every hero of a scripted game as a sequence of 150 steps,
+    with a random LSTM state at its start. From step 100 on, the first Radiant hero is dead: its unit row is empty in
+    its team's observations (the row of the hero itself in 1v1, so that no unit is targetable either)."""
+    env, history = played_game(mode, steps=150)
+    module = build_module(env, seed=seed, model=model if model is not None else {})
+    agents = env.possible_agents
+    obs = {k: torch.as_tensor(np.stack([np.stack([o[a][k] for o in history]) for a in agents]))
+           for k in history[0][agents[0]]}
+    team = slice(0, len(agents) // 2)
+    for k in ("units", "unit_type", "unit_valid"):
+        obs[k][team, 100:, 0] = 0
+    obs["unit_masks"][team, 100:, :, 0] = 0
+    module.update_normalizers(obs, None)
+    g = torch.Generator().manual_seed(seed)
+    state = {k: 0.1 * torch.randn(len(agents), module.cfg.lstm_size, generator=g) for k in ("h", "c")}
+    return module, {Columns.OBS: obs, Columns.STATE_IN: state}
+
+
+def outputs(module, batch):
+    out = module.forward_train(batch)
+    return {Columns.ACTION_DIST_INPUTS: out[Columns.ACTION_DIST_INPUTS],
+            "value": module.compute_values(batch, embeddings=out[Columns.EMBEDDINGS]),
+            "win_prob": torch.sigmoid(out["win_logit"]), "h": out[Columns.STATE_OUT]["h"],
+            "c": out[Columns.STATE_OUT]["c"]}
+
+
+@pytest.mark.parametrize("mode", ["1v1", "5v5"])
+@pytest.mark.parametrize("model", [{}, SMALL], ids=["default", "small"])
+def test_outputs_equal_the_per_hero_network(mode, model):
+    module, batch = sequences(mode, model)
+    with torch.no_grad():
+        ref = reference_forward(module, batch)
+        out = outputs(module, batch)
+    logits, ref_logits = out[Columns.ACTION_DIST_INPUTS], ref[Columns.ACTION_DIST_INPUTS]
+    assert torch.equal(logits <= -5e8, ref_logits <= -5e8)  # the same logits masked
+    assert masked_logit_free(logits, ref_logits).max() < TOLERANCE
+    for k in ("value", "win_prob", "h", "c"):
+        assert (out[k] - ref[k]).abs().max() < TOLERANCE, k
+    assert logits.std() > 0.01 and out["value"].std() > 1e-4  # not a degenerate case
+
+
+def test_exploration_forward_equals_the_per_hero_network_and_gives_values():
+    module, batch = sequences("5v5")
+    with torch.no_grad():
+        ref = reference_forward(module, batch)
+        out = module.forward_exploration(batch)
+    assert masked_logit_free(out[Columns.ACTION_DIST_INPUTS], ref[Columns.ACTION_DIST_INPUTS]).max() < TOLERANCE
+    assert (out[Columns.VF_PREDS] - ref["value"]).abs().max() < TOLERANCE
+    assert (out["win_prob"] - ref["win_prob"]).abs().max() < TOLERANCE
+
+
+def test_gradients_equal_the_per_hero_network():
+    module, batch = sequences("5v5", SMALL)
+
+    def loss(out):
+        logits = out[Columns.ACTION_DIST_INPUTS]
+        weights = torch.rand(logits.shape, generator=torch.Generator().manual_seed(3))
+        live = logits > -5e8  # masked logits carry no gradient in either network
+        return (torch.where(live, logits, 0.0) * weights).sum() + (out["value"] * 2).sum() + out["win_prob"].sum()
+
+    loss(outputs(module, batch)).backward()
+    mine = {n: p.grad.clone() for n, p in module.named_parameters() if p.grad is not None}
+    module.zero_grad()
+    loss(reference_forward(module, batch)).backward()
+    theirs = {n: p.grad for n, p in module.named_parameters() if p.grad is not None}
+    assert mine.keys() == theirs.keys() and len(mine) > 20
+    for n in mine:
+        scale = theirs[n].abs().max().clamp_min(1.0)
+        assert ((mine[n] - theirs[n]).abs().max() / scale) < 1e-4, n
+
+
+def test_team_groups_are_the_teams_at_each_step():
+    module, batch = sequences("5v5")
+    obs = batch[Columns.OBS]
+    flat = {k: v[:, :40].reshape(-1, *v.shape[2:]) for k, v in obs.items()}  # 10 heroes x 40 steps
+    reps, index = module.team_groups(flat)
+    assert reps is not None and len(reps) == 2 * 40  # two teams per step
+    hero, step = np.divmod(np.arange(400), 40)
+    team = hero // 5
+    index = index.numpy()
+    for i in range(0, 400, 7):  # same group <=> same team and step
+        same = index == index[i]
+        assert np.array_equal(same, (team == team[i]) & (step == step[i]))
+
+
+def test_team_groups_fall_back_to_one_row_per_group_on_a_projection_collision():
+    module, batch = sequences("5v5")
+    flat = {k: v[:, :3].reshape(-1, *v.shape[2:]) for k, v in batch[Columns.OBS].items()}
+    for name, buf in list(module.named_buffers()):
+        if name.startswith("_fingerprint_"):
+            buf.zero_()  # every row projects to 0: the exact check must refuse to share
+    assert module.team_groups(flat) == (None, None)
+    short = {Columns.OBS: {k: v[:, :3] for k, v in batch[Columns.OBS].items()},
+             Columns.STATE_IN: batch[Columns.STATE_IN]}
+    with torch.no_grad():
+        ref, out = reference_forward(module, short), module.forward_train(short)
+    assert masked_logit_free(out[Columns.ACTION_DIST_INPUTS], ref[Columns.ACTION_DIST_INPUTS]).max() < TOLERANCE
+
+
+def test_encoder_widths_are_model_config_keys():
+    module, _ = sequences("1v1", SMALL)
+    assert module.unit_mlp[0].out_features == 48 and module.hero_mlp[0].out_features == 40
+    assert module.private_mlp[0].out_features == 24
+    with pytest.raises(ValueError, match="unit_width.*allowed.*unit_hidden"):
+        FiveModelConfig.from_dict({"unit_width": 64})
+    with pytest.raises(ValueError, match="'hero_hidden': must be a positive int"):
+        FiveModelConfig.from_dict({"hero_hidden": 0})

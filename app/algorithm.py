@@ -55,7 +55,7 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from app.batched_env_runner import BatchedEnvRunner
+    from app.batched_env_runner import STALENESS_KEY, BatchedEnvRunner
     from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
@@ -99,7 +99,7 @@ def build_algo_config(cfg: dict):
             learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
                                  "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
                                  "adam_beta1": ppo["adam_beta1"], "adam_beta2": ppo["adam_beta2"],
-                                 "learner_threads": res["learner_threads"],
+                                 "learner_threads": res["learner_threads"], STALENESS_KEY: ppo["staleness"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
                                  TRUESKILL_KEY: load_trueskill_settings(cfg)})
         .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback,

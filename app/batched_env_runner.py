@@ -31,6 +31,7 @@ games are played outside RLlib's env runners.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -57,6 +58,8 @@ from policies.five_module import WIN_PROB
 from policies.module_ids import MAIN
 
 logger = logging.getLogger(__name__)
+# learner_config_dict key of ppo.staleness: 1 = sample the next batch while the learner trains on this one (app. M)
+STALENESS_KEY = "staleness"
 
 
 def stack(items: list):
@@ -117,6 +120,58 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self._pending_bootstrap = []  # [(episode, _Boot)]: chunks of this sample that need a bootstrap value
         self._tally = GameTally()
         self._ship_dist_inputs = bool(self.config.use_kl_loss)  # only a KL loss reads them in the learner
+        # ppo.staleness 1: the next batch is sampled in a thread while the learner trains (see sample())
+        self._sample_ahead = int((self.config.learner_config_dict or {}).get(STALENESS_KEY, 0)) > 0
+        self._ahead_args = None  # the arguments of the batch to sample ahead once the current call returns
+        self._ahead = None  # (thread, result holder, arguments) of the batch being sampled ahead
+        self._ahead_result = None  # (result holder, arguments) of the last batch sampled ahead, until sample() takes it
+
+    # ---- sampling ahead (ppo.staleness: 1) ----------------------------------------------------------------------
+    @override(MultiAgentEnvRunner)
+    def apply(self, func, *args, **kwargs):
+        """Every call from the driver (RLlib sends them all through apply) first waits for the batch being sampled
+        ahead, so that nothing touches the games, the modules or the metrics while the thread does; a sample() call
+        asks for the next batch to be sampled ahead once it has returned."""
+        self._finish_ahead()
+        self._ahead_args = None
+        try:
+            return super().apply(func, *args, **kwargs)
+        finally:
+            if self._ahead_args is not None:
+                args_ahead, self._ahead_args = self._ahead_args, None
+                holder = {}
+                # OpenMP's thread count is per thread: a new thread would start with one per core
+                thread = threading.Thread(target=self._run_ahead, args=(args_ahead, holder, torch.get_num_threads()),
+                                          daemon=True, name="sample-ahead")
+                self._ahead = (thread, holder, args_ahead)
+                thread.start()
+
+    def _run_ahead(self, args: dict, holder: dict, torch_threads: int):
+        torch.set_num_threads(torch_threads)
+        try:
+            holder["episodes"] = self._sample_now(**args)
+        except BaseException as e:  # raised in the driver's next call
+            holder["error"] = e
+
+    def _finish_ahead(self) -> tuple | None:
+        """Waits for the batch being sampled ahead; returns (holder, its arguments), or None if none is."""
+        if self._ahead is None:
+            return None
+        thread, holder, args = self._ahead
+        thread.join()
+        self._ahead = None
+        self._ahead_result = (holder, args)
+        if "error" in holder:
+            self._ahead_result = None
+            raise holder["error"]
+        return self._ahead_result
+
+    @override(MultiAgentEnvRunner)
+    def stop(self):
+        if self._ahead is not None:
+            self._ahead[0].join()
+            self._ahead = None
+        super().stop()
 
     # ---- RLlib's sample() ---------------------------------------------------------------------------------------
     @override(MultiAgentEnvRunner)
@@ -128,6 +183,22 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
     @override(MultiAgentEnvRunner)
     def sample(self, *, num_timesteps: int = None, num_episodes: int = None, explore: bool = None,
                random_actions: bool = False, force_reset: bool = False) -> list:
+        """RLlib's sample(). With ppo.staleness 1 it returns the batch sampled ahead while the learner trained on the
+        previous one (with the weights of one update before) and starts the next; the first call samples at once."""
+        args = dict(num_timesteps=num_timesteps, num_episodes=num_episodes, explore=explore,
+                    random_actions=random_actions, force_reset=force_reset)
+        if not self._sample_ahead:
+            return self._sample_now(**args)
+        self._finish_ahead()  # called directly (not through apply): a batch may still be on its way
+        ready, self._ahead_result = self._ahead_result, None
+        episodes = ready[0]["episodes"] if ready is not None and ready[1] == args and not force_reset else None
+        if episodes is None:
+            episodes = self._sample_now(**args)
+        self._ahead_args = args
+        return episodes
+
+    def _sample_now(self, *, num_timesteps: int = None, num_episodes: int = None, explore: bool = None,
+                    random_actions: bool = False, force_reset: bool = False) -> list:
         if self.env is None:
             raise ValueError(f"{self} doesn't have an env! Can't call `sample()` on it.")
         if num_episodes is not None or random_actions or self.config.batch_mode != "truncate_episodes":

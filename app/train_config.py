@@ -55,6 +55,11 @@ PPO_DEFAULTS = {
     "aux_win_coeff": AUX_WIN_COEFF,  # app. D: the win-probability head trains with a very small weight (0.01)
     "adam_beta1": 0.9,  # Table 2
     "adam_beta2": 0.999,  # Table 2
+    # app. M staleness: versions between the weights that sampled a batch and those that train on it. 0: RLlib's
+    # synchronous PPO (sample, then train); 1: the env runners sample the next batch while the learner trains on this
+    # one (OpenAI Five's rollout workers never wait for the optimizer), so neither waits for the other. Needs the
+    # batched env runner on at least one remote env runner.
+    "staleness": 0,
 }
 SCHEDULE_DEFAULTS = {
     "team_spirit": TEAM_SPIRIT,  # Table 2, Baseline (0.3)
@@ -66,6 +71,7 @@ REWARD_DEFAULTS = {
     "zero_sum": True, "time_decay": True,  # app. G
     "normalize": True,  # Table 2 footnote c: rewards divided by a running std (of the discounted returns)
 }
+STALENESS_VALUES = (0, 1)  # ppo.staleness
 ENV_RUNNERS = ("batched", "classic")  # app/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 RESOURCE_DEFAULTS = {
     # how env runners sample: "batched" steps all of a runner's games as one batch (one forward per step for every
@@ -221,6 +227,12 @@ def validate(raw: dict) -> dict:
             _bad(f"resources.{k}", f"must be >= 1, got {cfg['resources'][k]}")
     if cfg["resources"]["env_runner"] not in ENV_RUNNERS:
         _bad("resources.env_runner", f"must be one of {list(ENV_RUNNERS)}, got {cfg['resources']['env_runner']!r}")
+    if ppo["staleness"] not in STALENESS_VALUES or isinstance(ppo["staleness"], bool):
+        _bad("ppo.staleness", f"must be one of {list(STALENESS_VALUES)}, got {ppo['staleness']!r}")
+    if ppo["staleness"] and (cfg["resources"]["env_runner"] != "batched" or cfg["resources"]["num_env_runners"] < 1):
+        _bad("ppo.staleness", "1 (sampling while the learner trains) needs resources.env_runner: batched and "
+                              f"resources.num_env_runners >= 1, got {cfg['resources']['env_runner']!r} and "
+                              f"{cfg['resources']['num_env_runners']}")
     ev = _check_section("evaluation", raw.get("evaluation") or {}, EVALUATION_DEFAULTS)
     from policies.agents import AGENTS
     for o in ev["opponents"]:

@@ -140,3 +140,27 @@ def test_thread_choice_follows_the_faster_count():
 def test_one_core_has_nothing_to_choose():
     chooser = ThreadChooser(1)
     assert run(chooser, {1: 0.001}, 10) == [1] * 10
+
+
+# ---- sampling ahead (ppo.staleness: 1) -------------------------------------------------------------------------------
+def test_sampling_ahead_returns_the_batch_sampled_while_the_learner_trained(ray_session):
+    from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
+
+    from app.batched_env_runner import STALENESS_KEY
+    runner, learner = runner_and_learner(tiny_smoke(ppo__staleness=1, resources__num_env_runners=1,
+                                                    resources__num_envs_per_env_runner=2))
+    assert runner.config.learner_config_dict[STALENESS_KEY] == 1
+    first = runner.apply(lambda w: w.sample(num_timesteps=20))  # nothing sampled ahead yet: sampled now
+    assert runner._ahead is not None  # ... and the next batch is on its way, with the weights of seq no 0
+    state = learner.module.get_state()
+    runner.apply(lambda w: w.set_state({"rl_module": state, WEIGHTS_SEQ_NO: 7}))  # waits for the batch, then syncs
+    second = runner.apply(lambda w: w.sample(num_timesteps=20))  # returned at once: the batch sampled ahead
+    third = runner.apply(lambda w: w.sample(num_timesteps=20))
+    seq = [{int(s) for e in batch for s in e.get_extra_model_outputs(WEIGHTS_SEQ_NO)} for batch in (second, third)]
+    assert seq == [{0}, {7}]  # one version stale: sampled before the sync, then after it
+    # the chunks continue each other across the batches sampled ahead: the same episode ids, contiguous steps
+    ends = {e.id_: e.t_started + len(e) for e in first if not e.is_done}
+    assert ends and all(ends[e.id_] == e.t_started for e in second if e.id_ in ends)
+    assert sum(e.id_ in ends for e in second) == len(ends)
+    runner.stop()
+    assert runner._ahead is None

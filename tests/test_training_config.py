@@ -87,10 +87,20 @@ def test_wrong_type():
     ("trueskill.cpu_share", 1.5, "(0, 1]"),
     ("league.time_limit_outcome", "coin", "['draw', 'points']"),
     ("trueskill.time_limit_outcome", "tiebreak", "['draw', 'points']"),
+    ("ppo.staleness", 2, "[0, 1]"),
+    ("resources.num_gpus_per_learner", -1, ">= 0"),
 ])
 def test_out_of_range(dotted, value, expect):
     msg = error_of(with_key(dotted, value))
     assert repr(dotted) in msg and expect in msg, msg
+
+
+def test_sampling_ahead_needs_remote_batched_env_runners():
+    raw = with_key("ppo.staleness", 1)
+    assert train_config.validate(raw)["ppo"]["staleness"] == 1  # smoke: one remote batched runner
+    for key, value in (("resources.num_env_runners", 0), ("resources.env_runner", "classic")):
+        msg = error_of(train_config.set_key(with_key("ppo.staleness", 1), key, value))
+        assert "'ppo.staleness'" in msg and "num_env_runners >= 1" in msg, msg
 
 
 @pytest.mark.parametrize("spec,expect", [

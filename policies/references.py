@@ -24,7 +24,7 @@ import time
 from app.env.moba_env import MobaEnv
 from app.game.teams import TEAM_NAMES, side_of_game
 from policies import ratings as R
-from policies.agents import make_agent, play_game
+from policies.agents import AGENTS, make_agent, play_game
 from policies.module_agent import ModuleAgent
 from policies.module_ids import module_checkpoint_dir
 
@@ -80,6 +80,17 @@ def load_module(path: str):
             return RLModule.from_checkpoint(os.path.abspath(candidate))
     raise ValueError(f"checkpoint {path!r}: neither an algorithm checkpoint (with {module_checkpoint_dir('')}) "
                      f"nor an RLModule checkpoint directory")
+
+
+def agent_maker(name: str, explore: bool = True):
+    """A function seed -> a fresh agent: one of policies.agents.AGENTS by name, or a ModuleAgent of the checkpoint
+    at path `name` (loaded once; explore: sample its actions as in training; False: the most likely ones)."""
+    if name in AGENTS:
+        return lambda seed: make_agent(name, seed)
+    if os.path.exists(name):
+        module = load_module(name)
+        return lambda seed: ModuleAgent(module, explore=explore)
+    raise ValueError(f"agent {name!r}: neither an agent name (one of {sorted(AGENTS)}) nor a checkpoint path")
 
 
 def make_reference_agent(name: str, spec: dict, seed: int):

@@ -59,8 +59,8 @@ def parse_args(argv=None):
 
 def evaluate(args, log=print) -> dict:
     from app.env.moba_env import MobaEnv
-    from app.env.replay_file import ReplayWriter
-    from app.replay import write_page
+    from app.env.replay_file import ReplayWriter, read_replay
+    from app.replay import page_path, write_page
     from policies.agents import play_game
     from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
     from policies.references import agent_maker
@@ -92,7 +92,7 @@ def evaluate(args, log=print) -> dict:
             replays.append(writer.path)
             line += f", replay {writer.path}"
             if args.html:
-                pages.append(write_page(writer.path))
+                pages.append(write_page(*read_replay(writer.path), page_path(writer.path)))
         log(line)
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
             "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,

@@ -42,15 +42,17 @@ def replay_page(header: dict, records: list) -> str:
     return page
 
 
-def write_page(replay_path: str, out: str | None = None) -> str:
-    """Reads the replay at `replay_path` (a ReplayError names what is wrong) and writes its page to `out` (default:
-    the replay's path with .html); returns the page's path."""
-    header, records = read_replay(replay_path)
-    out = out or os.path.splitext(replay_path)[0] + ".html"
+def write_page(header: dict, records: list, out: str) -> str:
+    """Writes the page of a replay (read_replay's header and records) to `out`; returns `out`."""
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
         f.write(replay_page(header, records))
     return out
+
+
+def page_path(replay_path: str) -> str:
+    """Where a replay's page goes by default: next to it, with the extension .html."""
+    return os.path.splitext(replay_path)[0] + ".html"
 
 
 def main(argv=None) -> int:
@@ -59,7 +61,7 @@ def main(argv=None) -> int:
     p.add_argument("--out", help="the HTML file to write (default: the replay's path with .html)")
     args = p.parse_args(argv)
     try:
-        out = write_page(args.replay, args.out)
+        out = write_page(*read_replay(args.replay), args.out or page_path(args.replay))
     except ReplayError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

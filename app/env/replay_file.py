@@ -27,10 +27,11 @@ every ``every_s`` game seconds) and at the end of the game::
   EVENT_TYPES: ``kill`` (a hero killed an enemy hero: ``hero``, ``victim``), ``death`` (a hero died to a creep,
   tower or anything but an enemy hero: ``victim``, ``killer_type``), ``last_hit`` and ``deny`` (``hero``,
   ``unit``, ``unit_type``), ``tower``, ``barracks``, ``shrine``, ``ancient`` (a building destroyed: ``unit``,
-  ``team`` that lost it, ``lane``, ``tier``, ``hero`` that dealt the last hit or null), ``buyback`` (``hero``),
-  ``purchase`` (``hero``, ``item``), ``cast`` (``hero``, ``ability``: an ability's or an item's name). Kills, deaths,
-  last hits, denies and buildings come from the engine's death events; buybacks, purchases and casts from the
-  changes of the engine's hero statistics (buyback count, inventory, cooldowns) between steps.
+  ``team`` that lost it, ``lane`` (top, mid, bot or null), ``tier``, ``hero`` that dealt the last hit or null),
+  ``buyback`` (``hero``), ``purchase`` (``hero``, ``item``), ``cast`` (``hero``, ``ability``: an ability's or an
+  item's name). Kills, deaths, last hits, denies and buildings come from the engine's death events; buybacks,
+  purchases and casts from the changes of the engine's hero statistics (buyback count, inventory, cooldowns)
+  between steps.
 - ``model``: only for heroes played by a model (an agent with ``decisions``, e.g. policies.module_agent.ModuleAgent):
   its estimate that its own team wins (the win-probability head, seeds/003 app. D) and the primary action it chose
   at its latest decision, with the target unit's id when that action reads one.
@@ -48,7 +49,7 @@ from app.game.constants import (GRID_CELL, LANE_NAMES, MAP_SIZE, TICKS_PER_SECON
                                 UT_ANCIENT, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE, UT_CREEP_RANGED,
                                 UT_HERO, UT_SHRINE, UT_TOWER)
 from app.game.heroes import HEROES
-from app.game.items import ITEM_ACTIONS, ITEMS
+from app.game.items import ITEM_ACTIONS, ITEMS, item_id
 from app.game.kernels import is_night
 from app.game.state import (E_KILLER, E_TYPE, E_VICTIM, F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_VIS_DAY, F_VIS_NIGHT, F_X,
                             F_Y, G_CD0, G_GOLD, G_ICD0, G_RESPAWN, G_SPENT, H_ASSISTS, H_BUYBACKS, H_CH0, H_DEATHS,
@@ -76,13 +77,15 @@ _COOLDOWNS = slice(G_CD0, G_CD0 + ABILITIES_PER_HERO)
 _ITEM_COOLDOWNS = slice(G_ICD0, G_ICD0 + len(ITEM_ACTIONS))
 _INVENTORY = slice(H_IT0, H_IT0 + INVENTORY)
 _CHARGES = slice(H_CH0, H_CH0 + INVENTORY)
+_ITEM_ACTION_IDS = [item_id(name) for name in ITEM_ACTIONS]
 
 
 def replay_header(game, seed, agents: dict, every_s: float) -> dict:
     """The header line of a replay of `game` (an app.game.engine.Game at its start)."""
     m = game.map
-    buildings = [{"id": int(u), "type": UNIT_TYPE_NAMES[b.type], "team": b.team, "lane": b.lane, "tier": b.tier,
-                  "x": b.x, "y": b.y} for u, b in zip(game.building_rows, m.buildings)]
+    buildings = [{"id": int(u), "type": UNIT_TYPE_NAMES[b.type], "team": b.team,
+                  "lane": LANE_NAMES[b.lane] if b.lane >= 0 else None, "tier": b.tier, "x": b.x, "y": b.y}
+                 for u, b in zip(game.building_rows, m.buildings)]
     return {
         "format": FORMAT, "version": VERSION, "mode": game.mode, "seed": seed, "agents": dict(agents),
         "map_size": MAP_SIZE, "grid_cell": GRID_CELL, "ticks_per_second": TICKS_PER_SECOND,
@@ -216,8 +219,9 @@ class ReplayWriter:
                 out.append({"t": t, "type": kind, "hero": kh, "unit": self._uid(s, victim),
                             "unit_type": UNIT_TYPE_NAMES[typ]})
             elif typ in BUILDING_EVENTS:
+                lane = int(s.ui[victim, I_LANE])
                 out.append({"t": t, "type": BUILDING_EVENTS[typ], "unit": self._uid(s, victim), "team": team,
-                            "lane": int(s.ui[victim, I_LANE]), "tier": int(s.ui[victim, I_TIER]),
+                            "lane": LANE_NAMES[lane] if lane >= 0 else None, "tier": int(s.ui[victim, I_TIER]),
                             "hero": kh if kh >= 0 else None})
         for h in np.nonzero(s.hi[:, H_BUYBACKS] > self.prev_hi[:, H_BUYBACKS])[0]:
             out.append({"t": t, "type": "buyback", "hero": int(h)})
@@ -225,11 +229,13 @@ class ReplayWriter:
         for h, k in zip(*np.nonzero(s.hf[:, _COOLDOWNS] > self.prev_cd + 1e-9)):
             abilities = abilities or [[a.name for a in HEROES[d].abilities] for d in game.hero_defs]
             out.append({"t": t, "type": "cast", "hero": int(h), "ability": abilities[h][k]})
+        used = np.zeros((game.n_heroes, len(ITEMS)), np.int64)  # consumables' charges used in this step
         for h, k in zip(*np.nonzero(s.hf[:, _ITEM_COOLDOWNS] > self.prev_icd + 1e-9)):
             out.append({"t": t, "type": "cast", "hero": int(h), "ability": ITEM_ACTIONS[k]})
+            used[h, _ITEM_ACTION_IDS[k]] += ITEMS[_ITEM_ACTION_IDS[k]].consumable
         buyers = np.nonzero(s.hf[:, G_SPENT] > self.prev_spent + 1e-9)[0]
-        if len(buyers):
-            bought = _holdings(s.hi[buyers]) - _holdings(self.prev_hi[buyers])
+        if len(buyers):  # a salve used and bought again in the same step leaves the inventory as it was
+            bought = _holdings(s.hi[buyers]) - _holdings(self.prev_hi[buyers]) + used[buyers]
             for h, row in zip(buyers, bought):
                 for item in np.nonzero(row > 0)[0]:
                     n = int(row[item]) // max(1, ITEMS[item].charges if ITEMS[item].consumable else 1)

@@ -5,7 +5,9 @@
 // viewer.seek(t), play(), pause(), setSpeed(x), setFog("all" | "radiant" | "dire"), selectHero(slot), render();
 // viewer.state {t, playing, speed, fog, record, selected}; viewer.drawn: the units drawn by the last render, each
 // {id, team, type, hero, x, y, px, py} (px, py: canvas pixels); viewer.toCanvas(x, y): map units to canvas pixels;
-// viewer.colors: the fill colours of heroes, creeps and buildings per team.
+// viewer.colors: the fill colours of heroes, creeps and buildings per team; viewer.winProbability: per team, the
+// [t, P(radiant wins)] points of the chart as that team's model sees it; viewer.chartPoint(t, p): where the chart
+// draws that point, in the chart canvas's pixels.
 (function () {
   "use strict";
 
@@ -98,7 +100,7 @@
     const avail = Math.min(window.innerHeight - 230, window.innerWidth - 440);
     size = Math.max(420, Math.min(900, Math.floor(avail)));
     dpr = window.devicePixelRatio || 1;
-    for (const [c, w, h] of [[canvas, size, size], [chart, size, 96]]) {
+    for (const [c, w, h] of [[canvas, size, size], [chart, size, CHART_H]]) {
       c.style.width = w + "px";
       c.style.height = h + "px";
       c.width = Math.round(w * dpr);
@@ -161,7 +163,7 @@
     fog.height = canvas.height;
     const f = fog.getContext("2d");
     f.scale(dpr, dpr);
-    f.fillStyle = "rgba(5,7,10,0.62)";
+    f.fillStyle = "rgba(5,7,10,0.7)";
     f.fillRect(0, 0, size, size);
     f.globalCompositeOperation = "destination-out";
     f.fillStyle = "#000";
@@ -241,7 +243,7 @@
       ctx.fillStyle = "#ffffff";
       ctx.strokeStyle = "rgba(0,0,0,0.85)";
       ctx.lineWidth = 3;
-      const label = H.heroes[u[F.hero]].hero + " " + u[F.level];
+      const label = H.heroes[u[F.hero]].hero + " lv" + u[F.level];
       ctx.strokeText(label, px, py - r - 12);
       ctx.fillText(label, px, py - r - 12);
       return;
@@ -391,7 +393,7 @@
 
   function describe(e) {
     const who = heroName(e.hero);
-    const lane = e.lane >= 0 ? " " + ["top", "mid", "bot"][e.lane] : "";
+    const lane = e.lane ? " " + e.lane : "";
     switch (e.type) {
       case "kill": return [who + " killed " + heroName(e.victim), H.heroes[e.hero].team];
       case "death": return [heroName(e.victim) + " died to a " + (e.killer_type || "?").replace("_", " "),
@@ -438,7 +440,7 @@
       if (li) seek(parseFloat(li.dataset.t) - EVENT_LEAD_S);
     });
     const filters = $("filters");
-    for (const [cls, label, , on] of GROUPS) {
+    for (const [cls, label, types, on] of GROUPS) {
       const box = document.createElement("input");
       box.type = "checkbox";
       box.checked = on;
@@ -447,7 +449,8 @@
       box.addEventListener("change", () => log.classList.toggle("hide-" + cls, !box.checked));
       const lab = document.createElement("label");
       lab.appendChild(box);
-      lab.appendChild(document.createTextNode(" " + label));
+      lab.appendChild(document.createTextNode(" " + label + " (" + events.filter((e) => types.includes(e.type)).length
+        + ")"));
       filters.appendChild(lab);
     }
   }
@@ -488,15 +491,18 @@
   const WIN = winSeries();
   const HAS_WIN = WIN[0].length + WIN[1].length > 0;
 
+  const CHART_H = 96, CHART_TOP = 16, CHART_BOTTOM = 14; // the curve's band: below the event ticks
+  const chartX = (t) => t / Math.max(END, 1e-9) * size; // CSS pixels
+  const chartY = (p) => CHART_TOP + (1 - p) * (CHART_H - CHART_TOP - CHART_BOTTOM);
+
   function drawChartBase() {
     const off = document.createElement("canvas");
     off.width = chart.width;
     off.height = chart.height;
     const g = off.getContext("2d");
     g.scale(dpr, dpr);
-    const w = size, h = 96, top = 16, plotH = h - top - 14;
-    const cx = (t) => t / Math.max(END, 1e-9) * w;
-    const cy = (p) => top + (1 - p) * plotH;
+    const w = size, h = CHART_H;
+    const [cx, cy] = [chartX, chartY];
     g.fillStyle = "#1b1f25";
     g.fillRect(0, 0, w, h);
     g.font = "10px system-ui, sans-serif";
@@ -514,18 +520,18 @@
     if (!HAS_WIN) {
       g.fillText("no win probability in this replay (no model plays in it)", 6, cy(0.5) - 4);
     } else {
-      g.fillText("P(radiant wins): 1", 4, top + 9);
-      g.fillText("0", 4, top + plotH);
+      g.fillText("P(radiant wins): 1", 4, cy(1) + 9);
+      g.fillText("0", 4, cy(0));
       WIN.forEach((series, team) => {
         if (!series.length) return;
         g.strokeStyle = COLORS.hero[team];
-        g.lineWidth = 1.5;
+        g.lineWidth = 2;
         g.beginPath();
         series.forEach(([t, p], k) => (k ? g.lineTo(cx(t), cy(p)) : g.moveTo(cx(t), cy(p))));
         g.stroke();
       });
       g.fillText("as " + WIN.map((s, k) => (s.length ? SIDES[k] + "'s model" : null)).filter(Boolean).join(" and ")
-        + " sees it", w - 190, top + plotH);
+        + " sees it", w - 190, cy(0));
     }
     return off;
   }
@@ -534,11 +540,11 @@
     cctx.setTransform(1, 0, 0, 1, 0, 0);
     cctx.drawImage(chartBase, 0, 0);
     cctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-    const x = state.t / Math.max(END, 1e-9) * size;
+    const x = chartX(state.t);
     cctx.strokeStyle = "#f3c969";
     cctx.lineWidth = 1;
     cctx.beginPath();
-    cctx.moveTo(x, 0); cctx.lineTo(x, 96);
+    cctx.moveTo(x, 0); cctx.lineTo(x, CHART_H);
     cctx.stroke();
   }
 
@@ -660,6 +666,8 @@
     get drawn() { return drawn; },
     seek: seek, play: play, pause: pause, setSpeed: setSpeed, setFog: setFog, selectHero: selectHero,
     render: render, toCanvas: toCanvas, recordAt: recordAt,
+    winProbability: WIN, // per team: [t, P(radiant wins)] as that team's model sees it
+    chartPoint: (t, p) => [Math.round(chartX(t) * dpr), Math.round(chartY(p) * dpr)], // in the chart's pixels
   };
   document.body.dataset.ready = "1";
 })();

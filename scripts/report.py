@@ -25,6 +25,7 @@ import glob  # noqa: E402
 import html  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
+import numbers  # noqa: E402
 import re  # noqa: E402
 
 import pandas as pd  # noqa: E402
@@ -56,11 +57,11 @@ def png_uri(fig) -> str:
 
 def cell(v) -> str:
     """A table cell's text: "-" for a missing number, whole numbers without decimals, others to 4 digits."""
-    if isinstance(v, float):
-        if v != v:
-            return "-"
-        return f"{int(v):,}" if v.is_integer() and abs(v) < 1e15 else f"{v:.4g}"
-    return str(v)
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return str(v)
+    if v != v:
+        return "-"
+    return f"{int(v):,}" if float(v).is_integer() and abs(v) < 1e15 else f"{v:.4g}"
 
 
 def table(df: pd.DataFrame) -> str:

@@ -62,6 +62,7 @@
   let dpr = 1;
   let background = null; // the map without units, drawn once per size
   let chartBase = null; // the chart without the cursor
+  let fogLayer = null; // the fog of war's darkness, drawn again every frame
   let drawn = [];
   const idMaps = new Array(R.length); // per record: unit id -> row (built on first use)
   const order = new Array(R.length); // per record: its unit rows in drawing order
@@ -108,7 +109,7 @@
     }
     timeline.style.width = size + "px";
     $("keys").style.maxWidth = size + "px";
-    $("log").style.maxHeight = Math.max(200, window.innerHeight - $("log").getBoundingClientRect().top - 16) + "px";
+    fitLog();
     background = drawBackground();
     chartBase = drawChartBase();
   }
@@ -158,11 +159,15 @@
   function drawFog(rec, team) {
     const g = ctx;
     g.save();
-    const fog = document.createElement("canvas");
-    fog.width = canvas.width;
-    fog.height = canvas.height;
+    if (!fogLayer || fogLayer.width !== canvas.width) {
+      fogLayer = document.createElement("canvas");
+      fogLayer.width = canvas.width;
+      fogLayer.height = canvas.height;
+    }
+    const fog = fogLayer;
     const f = fog.getContext("2d");
-    f.scale(dpr, dpr);
+    f.setTransform(dpr, 0, 0, dpr, 0, 0);
+    f.globalCompositeOperation = "copy";
     f.fillStyle = "rgba(5,7,10,0.7)";
     f.fillRect(0, 0, size, size);
     f.globalCompositeOperation = "destination-out";
@@ -358,6 +363,11 @@
     });
   }
 
+  function fitLog() { // the event log fills the window's height below the hero panel
+    const log = $("log");
+    log.style.maxHeight = Math.max(200, window.innerHeight - log.getBoundingClientRect().top - 16) + "px";
+  }
+
   function updatePanel(rec) {
     for (const row of rec.heroes) {
       const slot = row[HF.slot], p = panelRows[slot], c = p.cells;
@@ -376,6 +386,7 @@
       }
       c.status.textContent = status;
     }
+    fitLog(); // the panel's height changes with the items
   }
 
   function selectHero(slot) {
@@ -446,7 +457,10 @@
       box.checked = on;
       box.id = "filter-" + cls;
       log.classList.toggle("hide-" + cls, !on);
-      box.addEventListener("change", () => log.classList.toggle("hide-" + cls, !box.checked));
+      box.addEventListener("change", () => {
+        log.classList.toggle("hide-" + cls, !box.checked);
+        updateLog();
+      });
       const lab = document.createElement("label");
       lab.appendChild(box);
       lab.appendChild(document.createTextNode(" " + label + " (" + events.filter((e) => types.includes(e.type)).length
@@ -455,19 +469,20 @@
     }
   }
 
-  function updateLog() { // marks the latest event at or before now
+  function updateLog() { // marks the latest shown event at or before now, and scrolls the log to it
     let lo = 0, hi = events.length - 1, k = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
       if (events[mid].t <= state.t + 1e-9) { k = mid; lo = mid + 1; } else hi = mid - 1;
     }
+    while (k >= 0 && logItems[k].offsetParent === null) k--; // the latest one the filters show
     const li = k >= 0 ? logItems[k] : null;
     if (li === currentItem) return;
     if (currentItem) currentItem.classList.remove("current");
     currentItem = li;
     if (li) {
       li.classList.add("current");
-      if (state.playing && li.offsetParent !== null) li.scrollIntoView({ block: "nearest" });
+      li.scrollIntoView({ block: "nearest" });
     }
   }
 

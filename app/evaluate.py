@@ -65,8 +65,8 @@ def evaluate(args, log=print) -> dict:
     from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
     from policies.references import agent_maker
 
-    make_agent, make_opponent = agent_maker(args.agent, not args.greedy), agent_maker(args.opponent, not args.greedy)
     env = MobaEnv({"mode": args.mode, "evaluation": True, "time_limit_s": args.time_limit, "seed": args.seed})
+    make_agent, make_opponent = (agent_maker(a, not args.greedy, env) for a in (args.agent, args.opponent))
     labels = agent_label(args.agent), agent_label(args.opponent)
     if args.replay_dir:
         os.makedirs(args.replay_dir, exist_ok=True)

@@ -88,7 +88,7 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
     env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s)})
     names = dict(zip(TEAM_NAMES, (radiant, dire)))
     try:
-        agents = {side: agent_maker(name, explore)(seed + k) for k, (side, name) in enumerate(names.items())}
+        agents = {side: agent_maker(name, explore, env)(seed + k) for k, (side, name) in enumerate(names.items())}
         replay = replay_path and ReplayWriter(replay_path, names, seed, replay_every_s, players=agents)
     except ValueError as e:
         raise SystemExit(f"play.py: {e}")

@@ -39,6 +39,22 @@ def save(fig, path: str):
     plt.close(fig)
 
 
+def run_arguments(doc: str, out_help: str) -> argparse.ArgumentParser:
+    """The command line of a script that reads a run directory: the run, --out and --references."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", help="a run directory of app.train (results/<name>, with metrics.csv)")
+    p.add_argument("--out", help=out_help)
+    p.add_argument("--references", help="a rated references JSON to draw as lines on the TrueSkill plot (default "
+                                        "for report.py: the run's trueskill.references)")
+    return p
+
+
+def run_dir_error(run_dir: str) -> str | None:
+    """What is wrong with a directory that is not a run of app.train (it has no metrics.csv); None for a run."""
+    path = os.path.join(run_dir, "metrics.csv")
+    return None if os.path.isfile(path) else f"{path} not found (is {run_dir!r} a run directory of app.train?)"
+
+
 def trial_csv(run_dir: str, name: str) -> str | None:
     found = sorted(glob.glob(os.path.join(run_dir, "*", name)))
     return found[0] if found else None
@@ -135,19 +151,16 @@ def opponents_figure(league: pd.DataFrame):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("run_dir", help="a run directory (results/<name>) with metrics.csv")
-    p.add_argument("--out", help="where to write the PNGs (default: the run directory)")
-    p.add_argument("--references", help="a rated references JSON to draw as lines on the TrueSkill plot")
-    args = p.parse_args(argv)
+    args = run_arguments(__doc__, "where to write the PNGs (default: the run directory)").parse_args(argv)
     import matplotlib
     matplotlib.use("Agg")
     out = args.out or args.run_dir
     os.makedirs(out, exist_ok=True)
-    metrics_path = os.path.join(args.run_dir, "metrics.csv")
-    if not os.path.isfile(metrics_path):
-        print(f"error: {metrics_path} not found (is {args.run_dir!r} a run directory of app.train?)", file=sys.stderr)
+    error = run_dir_error(args.run_dir)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
+    metrics_path = os.path.join(args.run_dir, "metrics.csv")
     written = {}
     metrics = pd.read_csv(metrics_path)
     for name, fig in (("training", training_figure(metrics)), ("signals", signals_figure(metrics))):

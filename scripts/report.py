@@ -19,7 +19,6 @@ _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if _REPO not in sys.path:
     sys.path.insert(0, _REPO)
 
-import argparse  # noqa: E402
 import base64  # noqa: E402
 import glob  # noqa: E402
 import html  # noqa: E402
@@ -203,14 +202,10 @@ def report(run_dir: str, out: str, references: str | None = None) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("run_dir", help="a run directory of app.train (results/<name>, with metrics.csv)")
-    p.add_argument("--out", help="the page to write (default: <run_dir>/report.html)")
-    p.add_argument("--references", help="a rated references JSON for the TrueSkill plot (default: the run's)")
-    args = p.parse_args(argv)
-    if not os.path.isfile(os.path.join(args.run_dir, "metrics.csv")):
-        print(f"error: {os.path.join(args.run_dir, 'metrics.csv')} not found (is {args.run_dir!r} a run directory "
-              f"of app.train?)", file=sys.stderr)
+    args = plot_run.run_arguments(__doc__, "the page to write (default: <run_dir>/report.html)").parse_args(argv)
+    error = plot_run.run_dir_error(args.run_dir)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     written = report(args.run_dir, args.out or os.path.join(args.run_dir, "report.html"), args.references)
     print(f"report written to {written['report']} ({len(written['replays'])} replay pages beside it)")

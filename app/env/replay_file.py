@@ -153,7 +153,6 @@ class ReplayWriter:
         self.path, self.agents, self.seed, self.every_s = path, dict(agents), seed, float(every_s)
         self.players = players or {}
         self.file = None
-        self.records = 0  # written so far
 
     # ---- the hook ------------------------------------------------------------------------------------------------
     def on_step(self, env):
@@ -270,7 +269,6 @@ class ReplayWriter:
             record["end"] = {"winner": winner_name(game.winner), "truncated": game.truncated}
         self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
         self.events = []
-        self.records += 1
 
 
 # ---- reading ---------------------------------------------------------------------------------------------------------

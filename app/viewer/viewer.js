@@ -62,7 +62,7 @@
   let dpr = 1;
   let background = null; // the map without units, drawn once per size
   let chartBase = null; // the chart without the cursor
-  let fogLayer = null; // the fog of war's darkness, drawn again every frame
+  let fogLayer = null; // [canvas, context]: the fog of war's darkness, drawn again every frame
   let drawn = [];
   const idMaps = new Array(R.length); // per record: unit id -> row (built on first use)
   const order = new Array(R.length); // per record: its unit rows in drawing order
@@ -119,12 +119,17 @@
   const toCanvas = (x, y) => [Math.round(sx(x) * dpr), Math.round(sy(y) * dpr)];
 
   // ---- the map -----------------------------------------------------------------------------------------------------
-  function drawBackground() {
+  function offscreen(like) { // a canvas of the size of `like`, its context drawing in CSS pixels
     const off = document.createElement("canvas");
-    off.width = canvas.width;
-    off.height = canvas.height;
+    off.width = like.width;
+    off.height = like.height;
     const g = off.getContext("2d");
     g.scale(dpr, dpr);
+    return [off, g];
+  }
+
+  function drawBackground() {
+    const [off, g] = offscreen(canvas);
     const rows = H.map.terrain, river = H.map.river, n = rows.length, cell = size / n;
     for (let r = 0; r < n; r++) {
       for (let c = 0; c < n; c++) {
@@ -159,14 +164,8 @@
   function drawFog(rec, team) {
     const g = ctx;
     g.save();
-    if (!fogLayer || fogLayer.width !== canvas.width) {
-      fogLayer = document.createElement("canvas");
-      fogLayer.width = canvas.width;
-      fogLayer.height = canvas.height;
-    }
-    const fog = fogLayer;
-    const f = fog.getContext("2d");
-    f.setTransform(dpr, 0, 0, dpr, 0, 0);
+    if (!fogLayer || fogLayer[0].width !== canvas.width) fogLayer = offscreen(canvas);
+    const [fog, f] = fogLayer;
     f.globalCompositeOperation = "copy";
     f.fillStyle = "rgba(5,7,10,0.7)";
     f.fillRect(0, 0, size, size);
@@ -511,11 +510,7 @@
   const chartY = (p) => CHART_TOP + (1 - p) * (CHART_H - CHART_TOP - CHART_BOTTOM);
 
   function drawChartBase() {
-    const off = document.createElement("canvas");
-    off.width = chart.width;
-    off.height = chart.height;
-    const g = off.getContext("2d");
-    g.scale(dpr, dpr);
+    const [off, g] = offscreen(chart);
     const w = size, h = CHART_H;
     const [cx, cy] = [chartX, chartY];
     g.fillStyle = "#1b1f25";

@@ -90,7 +90,9 @@ RESOURCE_DEFAULTS = {
     "num_gpus_per_learner": 0,
 }
 EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0,
-                       "explore": True}  # explore: sample actions as in training (False: the most likely ones)
+                       "explore": True,  # sample actions as in training (False: the most likely ones)
+                       # write every N-th evaluation game of the run as a replay to <trial>/replays/ (0 = none)
+                       "replay_every": 10}
 TRUESKILL_DEFAULTS = {  # the in-training TrueSkill evaluator (seeds/003 app. J; callbacks/trueskill_rating.py)
     "every": 0,  # rate "main" every N iterations (0 = off)
     "games": 8,  # games per version (750 in the paper; small on CPU)
@@ -238,6 +240,8 @@ def validate(raw: dict) -> dict:
     for o in ev["opponents"]:
         if o not in AGENTS:
             _bad("evaluation.opponents", f"unknown agent {o!r}; allowed: {sorted(AGENTS)}")
+    if ev["replay_every"] < 0:
+        _bad("evaluation.replay_every", f"must be >= 0 (0 = no replays), got {ev['replay_every']}")
     cfg["evaluation"] = ev
     cfg["league"] = _validate_league(raw.get("league") or {})
     cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", EnvConfig.mode))

@@ -1,9 +1,15 @@
-"""An agent (policies/agents.py protocol) that plays one team with a recurrent RLModule, e.g. a trained "main"."""
+"""An agent (policies/agents.py protocol) that plays one team with a recurrent RLModule, e.g. a trained "main".
+
+After every ``act``, ``decisions`` holds, per agent id, the action chosen and the module's estimate that the agent's
+team wins (its win-probability head, seeds/003 app. D; None for a module without one): what a replay shows of a
+model's play (app/env/replay_file.py)."""
 from __future__ import annotations
 
 import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
+
+from policies.five_module import WIN_PROB
 
 
 class ModuleAgent:
@@ -11,10 +17,12 @@ class ModuleAgent:
         self.module = module
         self.explore = explore
         self.state = {}
+        self.decisions = {}
 
     def reset(self, agent_ids=None):
         init = self.module.get_initial_state()
         self.state = {a: {k: np.array(v) for k, v in init.items()} for a in (agent_ids or [])}
+        self.decisions = {}
 
     @torch.no_grad()
     def act(self, observations: dict) -> dict:
@@ -33,4 +41,7 @@ class ModuleAgent:
         action = dist.sample()
         for i, a in enumerate(ids):
             self.state[a] = {k: v[i].numpy() for k, v in out[Columns.STATE_OUT].items()}
-        return {a: {k: int(v[i]) for k, v in action.items()} for i, a in enumerate(ids)}
+        actions = {a: {k: int(v[i]) for k, v in action.items()} for i, a in enumerate(ids)}
+        win_prob = out[WIN_PROB].reshape(len(ids)).tolist() if WIN_PROB in out else [None] * len(ids)
+        self.decisions = {a: {"action": actions[a], "win_prob": p} for a, p in zip(ids, win_prob)}
+        return actions

@@ -24,7 +24,7 @@ import time
 from app.env.moba_env import MobaEnv
 from app.game.teams import TEAM_NAMES, side_of_game
 from policies import ratings as R
-from policies.agents import make_agent, play_game
+from policies.agents import AGENTS, make_agent, play_game
 from policies.module_agent import ModuleAgent
 from policies.module_ids import module_checkpoint_dir
 
@@ -80,6 +80,21 @@ def load_module(path: str):
             return RLModule.from_checkpoint(os.path.abspath(candidate))
     raise ValueError(f"checkpoint {path!r}: neither an algorithm checkpoint (with {module_checkpoint_dir('')}) "
                      f"nor an RLModule checkpoint directory")
+
+
+def agent_maker(name: str, explore: bool = True, env=None):
+    """A function seed -> a fresh agent: one of policies.agents.AGENTS by name, or a ModuleAgent of the checkpoint
+    at path `name` (loaded once; explore: sample its actions as in training; False: the most likely ones). With
+    `env` (a MobaEnv), a checkpoint trained on another game (mode, max_units) is a ValueError."""
+    if name in AGENTS:
+        return lambda seed: make_agent(name, seed)
+    if not os.path.exists(name):
+        raise ValueError(f"agent {name!r}: neither an agent name (one of {sorted(AGENTS)}) nor a checkpoint path")
+    module = load_module(name)
+    if env is not None and module.observation_space != env.observation_spaces[env.possible_agents[0]]:
+        raise ValueError(f"checkpoint {name!r} was trained on another game: its observation space is not that of "
+                         f"mode {env.cfg.mode!r} with max_units {env.cfg.max_units} (play it in its own mode)")
+    return lambda seed: ModuleAgent(module, explore=explore)
 
 
 def make_reference_agent(name: str, spec: dict, seed: int):

@@ -3,16 +3,17 @@
     python scripts/play.py --mode 5v5 --radiant scripted --dire random --seed 0 \\
         [--replay FILE] [--time-limit S] [--eval | --train] [--json]
 
-Agents: every name ``policies.agents.make_agent(name, seed)`` knows ("scripted", "random", "noop"). Each team's
-agent is given only its own team's agent ids and observations. Radiant's agent is made with ``--seed``, Dire's with
-``--seed + 1``.
+Agents: every name ``policies.agents.make_agent(name, seed)`` knows ("scripted", "random", "noop"), or the path of
+a checkpoint of a trained agent (``--greedy``: it plays its most likely actions; by default it samples them, as in
+training). Each team's agent is given only its own team's agent ids and observations. Radiant's agent is made with
+``--seed``, Dire's with ``--seed + 1``.
 
 ``--eval`` (the default) sets the env config ``evaluation: True`` (every randomization off, the default lineup);
 ``--train`` plays with the training randomizations. ``--time-limit`` is in game seconds (0 = the mode's default).
 
-``--replay FILE`` writes the game as JSON lines: a header {"mode", "lineup", "unit_types", "teams", "map_size",
-"frameskip", "seed", "agents"}, then one ``Game.replay_record()`` per game second ({"t", "units": [[uid, team,
-type, x, y, hp], ...]}), the first at t=0 and the last at the end of the game.
+``--replay FILE`` writes the game as a replay (``app/env/replay_file.py``: a header, then a record of every unit,
+the fog, the events and, for a trained agent, its win probability and actions, per game second, or every
+``--replay-every`` game seconds); ``python -m app.replay FILE`` turns it into a page that plays it in a browser.
 
 Progress goes to stderr every 60 game seconds. With ``--json`` the last line of stdout is the summary dict
 (``Game.summary()`` plus "agents", "seed", "steps", "wall_time_s").
@@ -77,33 +78,27 @@ def print_summary(summary: dict, agents: dict, wall_s: float, steps: int, out=sy
 
 
 def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True, time_limit_s: float = 0.0,
-         replay_path: str | None = None, progress: bool = True) -> dict:
+         replay_path: str | None = None, progress: bool = True, replay_every_s: float = 1.0,
+         explore: bool = True) -> dict:
     from app.env.moba_env import MobaEnv
-    from app.game.constants import MAP_SIZE, UNIT_TYPE_NAMES
-    from policies.agents import make_agent, play_game
+    from app.env.replay_file import ReplayWriter
+    from policies.agents import play_game
+    from policies.references import agent_maker
 
     env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s)})
     names = dict(zip(TEAM_NAMES, (radiant, dire)))
     try:
-        agents = {side: make_agent(name, seed + k) for k, (side, name) in enumerate(names.items())}
+        agents = {side: agent_maker(name, explore, env)(seed + k) for k, (side, name) in enumerate(names.items())}
+        replay = replay_path and ReplayWriter(replay_path, names, seed, replay_every_s, players=agents)
     except ValueError as e:
         raise SystemExit(f"play.py: {e}")
-    replay = open(replay_path, "w") if replay_path else None
-    clock = {"last_second": -1, "next_progress": PROGRESS_EVERY_S, "steps": -1}
+    clock = {"next_progress": PROGRESS_EVERY_S, "steps": -1}
 
     def on_step(env):
         game = env.game
         clock["steps"] += 1
-        done = game.terminated or game.truncated
         if replay:
-            if clock["steps"] == 0:
-                header = {"mode": mode, "lineup": list(game.setup.lineup), "unit_types": list(UNIT_TYPE_NAMES),
-                          "teams": list(TEAM_NAMES), "map_size": MAP_SIZE, "frameskip": game.frameskip,
-                          "seed": seed, "agents": names}
-                replay.write(json.dumps(header) + "\n")
-            if int(game.time + 1e-6) > clock["last_second"] or done:
-                clock["last_second"] = int(game.time + 1e-6)
-                replay.write(json.dumps(game.replay_record()) + "\n")
+            replay.on_step(env)
         if progress and game.time >= clock["next_progress"] - 1e-6:
             clock["next_progress"] += PROGRESS_EVERY_S
             print(progress_line(game), file=sys.stderr, flush=True)
@@ -122,10 +117,14 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", default=MODES[0], choices=list(MODES))
-    ap.add_argument("--radiant", default="scripted", help="agent name (policies.agents.AGENTS)")
-    ap.add_argument("--dire", default="random", help="agent name (policies.agents.AGENTS)")
+    ap.add_argument("--radiant", default="scripted", help="agent name (policies.agents.AGENTS) or checkpoint path")
+    ap.add_argument("--dire", default="random", help="agent name (policies.agents.AGENTS) or checkpoint path")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--replay", metavar="FILE", help="write the game as JSON lines to FILE")
+    ap.add_argument("--replay", metavar="FILE", help="write the game's replay to FILE (JSON lines)")
+    ap.add_argument("--replay-every", type=float, default=1.0, metavar="S",
+                    help="game seconds between replay records (default 1)")
+    ap.add_argument("--greedy", action="store_true",
+                    help="a checkpoint agent plays its most likely actions (default: sampled, as in training)")
     ap.add_argument("--time-limit", type=float, default=0.0, metavar="S",
                     help="game time limit in seconds (0 = the mode's default)")
     g = ap.add_mutually_exclusive_group()
@@ -139,10 +138,11 @@ def main(argv=None) -> int:
         ap.error("--time-limit must be >= 0")
 
     summary = play(args.mode, args.radiant, args.dire, args.seed, evaluation=args.evaluation,
-                   time_limit_s=args.time_limit, replay_path=args.replay, progress=not args.quiet)
+                   time_limit_s=args.time_limit, replay_path=args.replay, progress=not args.quiet,
+                   replay_every_s=args.replay_every, explore=not args.greedy)
     print_summary(summary, summary["agents"], summary["wall_time_s"], summary["steps"])
     if args.replay:
-        print(f"\nreplay written to {args.replay}")
+        print(f"\nreplay written to {args.replay} (watch it: python -m app.replay {args.replay})")
     if args.json:
         print(json.dumps(summary))
     return 0

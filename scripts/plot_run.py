@@ -3,6 +3,8 @@
 - ``training.png``: the evaluation's win rate, points win rate and reward margin against the random agent, the
   reward per hero-minute from the lane, death and gold signals, the value loss, the entropy and team spirit per
   iteration (``<run>/metrics.csv``);
+- ``signals.png``: the reward per hero and game minute from each signal of Table 6 (the ``per_min_<signal>`` columns
+  of ``metrics.csv``): what the policy is learning to collect, signal by signal;
 - ``trueskill.png``: TrueSkill mu +- sigma per rated version (``<trial>/trueskill.csv``, seeds/003 app. J);
 - ``opponents.png``: the past-opponent distribution, like figure 27 of seeds/003: the sampling probability of every
   past version at each iteration, and its quality now (``<trial>/league.csv``, app. N).
@@ -37,7 +39,23 @@ def save(fig, path: str):
     plt.close(fig)
 
 
-def _trial_csv(run_dir: str, name: str) -> str | None:
+def run_arguments(doc: str, out_help: str) -> argparse.ArgumentParser:
+    """The command line of a script that reads a run directory: the run, --out and --references."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run_dir", help="a run directory of app.train (results/<name>, with metrics.csv)")
+    p.add_argument("--out", help=out_help)
+    p.add_argument("--references", help="a rated references JSON to draw as lines on the TrueSkill plot (default "
+                                        "for report.py: the run's trueskill.references)")
+    return p
+
+
+def run_dir_error(run_dir: str) -> str | None:
+    """What is wrong with a directory that is not a run of app.train (it has no metrics.csv); None for a run."""
+    path = os.path.join(run_dir, "metrics.csv")
+    return None if os.path.isfile(path) else f"{path} not found (is {run_dir!r} a run directory of app.train?)"
+
+
+def trial_csv(run_dir: str, name: str) -> str | None:
     found = sorted(glob.glob(os.path.join(run_dir, "*", name)))
     return found[0] if found else None
 
@@ -65,6 +83,34 @@ def training_figure(metrics: pd.DataFrame):
         ax.grid(alpha=0.3)
         whole_numbers(ax.xaxis)
     axes[-1, 0].set_xlabel("training iteration")
+    return fig
+
+
+SIGNAL_PREFIX = "per_min_"  # app/progress.py's SIGNAL_RATE_PREFIX (scripts read the CSV, not the training modules)
+
+
+def signals_figure(metrics: pd.DataFrame):
+    """The reward per hero-minute of every signal that was ever non-zero, one small panel each; None when there
+    is none."""
+    import matplotlib.pyplot as plt
+    cols = [c for c in metrics.columns if c.startswith(SIGNAL_PREFIX) and metrics[c].fillna(0).abs().max() > 0]
+    if not cols:
+        return None
+    ncols = 3
+    nrows = -(-len(cols) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(11, 1.9 * nrows), sharex=True, squeeze=False)
+    for ax, col in zip(axes.flat, cols):
+        d = metrics[["iteration", col]].dropna()
+        ax.plot(d["iteration"], d[col], marker="o" if len(d) < 30 else None, markersize=3)
+        ax.axhline(0, color="gray", linewidth=0.6)
+        ax.set_title(col.removeprefix(SIGNAL_PREFIX), fontsize=9)
+        ax.grid(alpha=0.3)
+        whole_numbers(ax.xaxis)
+    for ax in list(axes.flat)[len(cols):]:
+        ax.axis("off")
+    fig.suptitle("reward per hero and game minute, by signal (Table 6)", fontsize=10)
+    for ax in axes[-1]:
+        ax.set_xlabel("training iteration")
     return fig
 
 
@@ -105,25 +151,23 @@ def opponents_figure(league: pd.DataFrame):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("run_dir", help="a run directory (results/<name>) with metrics.csv")
-    p.add_argument("--out", help="where to write the PNGs (default: the run directory)")
-    p.add_argument("--references", help="a rated references JSON to draw as lines on the TrueSkill plot")
-    args = p.parse_args(argv)
+    args = run_arguments(__doc__, "where to write the PNGs (default: the run directory)").parse_args(argv)
     import matplotlib
     matplotlib.use("Agg")
     out = args.out or args.run_dir
     os.makedirs(out, exist_ok=True)
-    metrics_path = os.path.join(args.run_dir, "metrics.csv")
-    if not os.path.isfile(metrics_path):
-        print(f"error: {metrics_path} not found (is {args.run_dir!r} a run directory of app.train?)", file=sys.stderr)
+    error = run_dir_error(args.run_dir)
+    if error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
+    metrics_path = os.path.join(args.run_dir, "metrics.csv")
     written = {}
-    training = training_figure(pd.read_csv(metrics_path))
-    if training is not None:
-        written["training"] = os.path.join(out, "training.png")
-        save(training, written["training"])
-    ts_path = _trial_csv(args.run_dir, "trueskill.csv")
+    metrics = pd.read_csv(metrics_path)
+    for name, fig in (("training", training_figure(metrics)), ("signals", signals_figure(metrics))):
+        if fig is not None:
+            written[name] = os.path.join(out, f"{name}.png")
+            save(fig, written[name])
+    ts_path = trial_csv(args.run_dir, "trueskill.csv")
     if ts_path:
         refs = None
         if args.references:
@@ -131,7 +175,7 @@ def main(argv=None) -> int:
                 refs = json.load(f)["agents"]
         written["trueskill"] = os.path.join(out, "trueskill.png")
         save(trueskill_figure(pd.read_csv(ts_path), refs), written["trueskill"])
-    league_path = _trial_csv(args.run_dir, "league.csv")
+    league_path = trial_csv(args.run_dir, "league.csv")
     if league_path:
         league = pd.read_csv(league_path)
         if len(league):

@@ -416,11 +416,3 @@ class Game:
             "destroyed_by": {team_name(t): asdict(self.stats[t]) for t in (RADIANT, DIRE)},
             "heroes": heroes,
         }
-
-    def replay_record(self) -> dict:
-        """One replay line: every alive unit's id, team, type, position and health."""
-        s = self.s
-        rows = np.nonzero((s.ui[:, I_USED] == 1) & (s.ui[:, I_ALIVE] == 1))[0]
-        return {"t": round(self.time, 3), "units": [
-            [int(s.ui[u, I_UID]), int(s.ui[u, I_TEAM]), int(s.ui[u, I_TYPE]), round(float(s.uf[u, F_X]), 1),
-             round(float(s.uf[u, F_Y]), 1), round(float(s.uf[u, F_HP]), 1)] for u in rows]}

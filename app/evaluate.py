@@ -1,0 +1,117 @@
+"""Plays one agent against another over several games, both sides, and can keep every game as a replay.
+
+    python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
+        [--games 4] [--time-limit S] [--seed 0] [--greedy] [--replay-dir DIR [--replay-every S] [--html]]
+
+An agent is a name of ``policies.agents.AGENTS`` ("scripted", "random", "noop") or the path of a checkpoint (an
+algorithm checkpoint or an RLModule directory; its actions are sampled as in training unless ``--greedy``). The agent
+plays Radiant in even games and Dire in odd ones, in evaluation mode (no randomization), game g with seed
+``--seed + g``. Prints a line per game and a JSON summary last: wins, draws, losses, the win rate and the points win
+rate (a capped game counts as won by the team with the higher raw return, policies/ratings.game_score), the
+replays and the pages written.
+
+``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (app/env/replay_file.py:
+with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game
+seconds; ``--html`` also writes each replay's page (``python -m app.replay``) next to it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+from app.game.teams import MODE_1V1, MODES, NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
+
+
+def agent_label(name: str) -> str:
+    """A file-name-safe short name of an agent: its name, or a checkpoint's directory name."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(os.path.normpath(name)))
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--agent", required=True, help="agent name or checkpoint path (the agent evaluated)")
+    p.add_argument("--opponent", default="scripted", help="agent name or checkpoint path (default: scripted)")
+    p.add_argument("--mode", default=MODE_1V1, choices=list(MODES))
+    p.add_argument("--games", type=int, default=4, help="games, alternating sides (default 4)")
+    p.add_argument("--time-limit", type=float, default=0.0, metavar="S",
+                   help="game time limit in seconds (0 = the mode's default)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--greedy", action="store_true",
+                   help="checkpoint agents play their most likely actions (default: sampled, as in training)")
+    p.add_argument("--replay-dir", metavar="DIR", help="write every game's replay to DIR")
+    p.add_argument("--replay-every", type=float, default=1.0, metavar="S",
+                   help="game seconds between replay records (default 1)")
+    p.add_argument("--html", action="store_true", help="with --replay-dir: also write each replay's HTML page")
+    args = p.parse_args(argv)
+    if args.games < 1:
+        p.error("--games must be >= 1")
+    if args.time_limit < 0:
+        p.error("--time-limit must be >= 0")
+    if args.replay_every <= 0:
+        p.error("--replay-every must be > 0")
+    if args.html and not args.replay_dir:
+        p.error("--html needs --replay-dir")
+    return args
+
+
+def evaluate(args, log=print) -> dict:
+    from app.env.moba_env import MobaEnv
+    from app.env.replay_file import ReplayWriter, read_replay
+    from app.replay import page_path, write_page
+    from policies.agents import play_game
+    from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
+    from policies.references import agent_maker
+
+    env = MobaEnv({"mode": args.mode, "evaluation": True, "time_limit_s": args.time_limit, "seed": args.seed})
+    make_agent, make_opponent = (agent_maker(a, not args.greedy, env) for a in (args.agent, args.opponent))
+    labels = agent_label(args.agent), agent_label(args.opponent)
+    if args.replay_dir:
+        os.makedirs(args.replay_dir, exist_ok=True)
+    wins = draws = points = 0
+    replays, pages = [], []
+    for g in range(args.games):
+        side, seed = side_of_game(g), args.seed + g
+        enemy = enemy_side(side)
+        players = {side: make_agent(seed), enemy: make_opponent(seed + args.games)}
+        writer = None
+        if args.replay_dir:
+            path = os.path.join(args.replay_dir, f"game{g}_{labels[0]}_vs_{labels[1]}.jsonl")
+            writer = ReplayWriter(path, {side: labels[0], enemy: labels[1]}, seed, args.replay_every, players)
+        s = play_game(env, players[TEAM_NAMES[0]], players[TEAM_NAMES[1]], seed=seed,
+                      on_step=writer.on_step if writer else None)
+        margin = team_margin(side, s["raw_return"])
+        wins += s["winner"] == side
+        draws += s["winner"] == NO_WINNER
+        points += game_score(side, s["winner"], margin, LIMIT_POINTS) == WIN
+        line = (f"game {g + 1}/{args.games}: {labels[0]} as {side} vs {labels[1]}: winner {s['winner']} at "
+                f"{s['game_time_s'] / 60:.1f} min, reward margin {margin:+.2f}")
+        if writer:
+            replays.append(writer.path)
+            line += f", replay {writer.path}"
+            if args.html:
+                pages.append(write_page(*read_replay(writer.path), page_path(writer.path)))
+        log(line)
+    return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
+            "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
+            "points_win_rate": points / args.games, "replays": replays, "pages": pages}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    try:
+        summary = evaluate(args)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(f"\n{summary['agent']} vs {summary['opponent']}: {summary['wins']} wins, {summary['draws']} draws, "
+          f"{summary['losses']} losses in {summary['games']} games (points win rate "
+          f"{summary['points_win_rate']:.0%})")
+    print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

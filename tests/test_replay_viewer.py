@@ -1,0 +1,221 @@
+"""The replay viewer (app/replay.py, app/viewer/) in a real browser: headless Chromium driven over the DevTools pipe
+(tests/browser.py). A scripted 5v5 game is recorded by scripts/play.py and written as a page by the app.replay CLI;
+the tests read what the page drew (``window.viewer``, the DOM) and the pixels of its screenshots, and compare them
+with the replay: heroes and towers where the replay puts them, in their team's colour, enemy units hidden by a team's
+fog, the controls, the hero panel, the event log, and the win-probability curve of a model's replay.
+
+Screenshots go to $OPENFIVE_SHOTS when it is set (to look at them), else to the tests' temporary directory. The
+tests skip when no Chromium is installed (.ci/run installs it).
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import pytest
+from browser import Browser, chromium_path
+
+from app.env.replay_file import UNIT_FIELDS, read_replay
+from app.game.teams import TEAM_NAMES
+
+pytestmark = pytest.mark.skipif(chromium_path() is None,
+                                reason="Chromium is not installed (apt-get install chromium; .ci/run installs it)")
+U = {n: i for i, n in enumerate(UNIT_FIELDS)}
+HERO, TOWER = "hero", "tower"
+TIMES = (30.0, 85.0)  # the two moments rendered: heroes in lane, towers standing
+COLOR_TOLERANCE = 8  # per channel, for antialiasing and PNG rounding
+HERO_GAP = 42.0  # pixels: a hero's label (above it, ~80 pixels wide) and bars stay this far from another's centre
+UNIT_GAP = 9.0  # pixels: a creep or ward this far from a building's centre does not cover it
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory):
+    out = os.environ.get("OPENFIVE_SHOTS") or str(tmp_path_factory.mktemp("shots"))
+    os.makedirs(out, exist_ok=True)
+    return out
+
+
+@pytest.fixture(scope="module")
+def game(tmp_path_factory):
+    """A 90-second scripted 5v5 game: its replay (scripts/play.py --replay), header, records, and its page
+    (python -m app.replay)."""
+    from app import replay
+    from scripts.play import play
+    d = tmp_path_factory.mktemp("game")
+    path = str(d / "game.jsonl")
+    play("5v5", "scripted", "scripted", 0, time_limit_s=90.0, replay_path=path, progress=False)
+    assert replay.main([path, "--out", str(d / "game.html")]) == 0
+    header, records = read_replay(path)
+    return header, records, "file://" + str(d / "game.html")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with Browser(1400, 1000) as b:
+        yield b
+
+
+def rgb(hex_color: str) -> tuple:
+    return tuple(int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def close(a, b) -> bool:
+    return all(abs(x - y) <= COLOR_TOLERANCE for x, y in zip(a, b))
+
+
+def screenshot(browser, shots, name):
+    from PIL import Image
+    path = browser.screenshot(os.path.join(shots, name))
+    return Image.open(path).convert("RGB")
+
+
+def canvas_origin(browser, selector="#map"):
+    return browser.evaluate(f"(() => {{ const r = document.querySelector('{selector}').getBoundingClientRect(); "
+                            f"return [r.left, r.top]; }})()")
+
+
+def record_index(records, t):
+    return max(i for i, r in enumerate(records) if r["t"] <= t + 1e-9)
+
+
+def expected_pixel(u, header, side):
+    """Where a unit of the replay belongs on a map canvas of `side` pixels: Radiant's corner bottom-left."""
+    return u[U["x"]] / header["map_size"] * side, (1 - u[U["y"]] / header["map_size"]) * side
+
+
+def isolated(d, drawn):
+    """Nothing is drawn over this unit's centre: no other hero (a disc with a label and bars above it) within
+    HERO_GAP pixels, and, for a building or a creep (drawn under the units that move), no unit on it."""
+    def near(o):
+        gap = HERO_GAP if o["type"] == HERO else 0.0 if d["type"] == HERO else UNIT_GAP
+        return math.dist((d["px"], d["py"]), (o["px"], o["py"])) <= gap
+    return not any(near(o) for o in drawn if o["id"] != d["id"])
+
+
+@pytest.mark.parametrize("t", TIMES)
+def test_heroes_and_towers_are_drawn_where_the_replay_says(browser, game, shots, t):
+    header, records, url = game
+    browser.open(url)
+    rec = records[record_index(records, t)]
+    browser.evaluate(f"viewer.seek({rec['t']})")
+    drawn = browser.evaluate("viewer.drawn")
+    side = browser.evaluate("document.getElementById('map').width")
+    assert browser.evaluate("document.getElementById('map').dataset.time") == f"{rec['t']:.2f}"
+    alive = {u[U["id"]]: u for u in rec["units"] if u[U["alive"]]}
+    assert sorted(d["id"] for d in drawn) == sorted(alive)  # fog "all": every living unit, nothing else
+    for d in drawn:
+        u = alive[d["id"]]
+        assert (d["team"], d["type"], d["hero"]) == (u[U["team"]], header["unit_types"][u[U["type"]]], u[U["hero"]])
+        ex, ey = expected_pixel(u, header, side)
+        assert abs(d["px"] - ex) <= 1 and abs(d["py"] - ey) <= 1, (d, ex, ey)
+    image = screenshot(browser, shots, f"viewer_5v5_t{int(t)}.png")
+    left, top = canvas_origin(browser)
+    colors = browser.evaluate("viewer.colors")
+    checked = {HERO: set(), TOWER: set()}
+    for d in drawn:
+        kind = {HERO: "hero", TOWER: "building"}.get(d["type"])
+        if kind and isolated(d, drawn):
+            pixel = image.getpixel((round(left + d["px"]), round(top + d["py"])))
+            assert close(pixel, rgb(colors[kind][d["team"]])), (d, pixel)
+            checked[d["type"]].add((d["id"], d["team"]))
+    # heroes of both teams and towers of both teams were seen (the scripted heroes pair up in the side lanes)
+    assert {team for _, team in checked[HERO]} == {0, 1} and {team for _, team in checked[TOWER]} == {0, 1}, checked
+    assert len(checked[TOWER]) >= 8, checked
+
+
+def visible_ids(rec, team):
+    return sorted(u[U["id"]] for u in rec["units"]
+                  if u[U["alive"]] and (u[U["team"]] == team or u[U["seen_by"]] & (1 << team)))
+
+
+def test_the_fog_toggle_hides_the_units_a_team_does_not_see(browser, game, shots):
+    header, records, url = game
+    # the first record in which a living dire hero is out of Radiant's sight and a radiant hero out of Dire's
+    k = next(i for i, r in enumerate(records) if r["t"] >= 20 and all(
+        any(u[U["type"]] == 0 and u[U["alive"]] and u[U["team"]] == team and not u[U["seen_by"]] & (1 << (1 - team))
+            for u in r["units"]) for team in (0, 1)))
+    rec = records[k]
+    browser.open(url)
+    browser.evaluate(f"viewer.seek({rec['t']})")
+    everything = browser.evaluate("viewer.drawn")
+    for team, side in enumerate(TEAM_NAMES):
+        browser.click_element(f"#fog-{side}")  # a real click on the button
+        assert browser.evaluate("viewer.state.fog") == side
+        assert browser.evaluate("document.getElementById('map').dataset.fog") == side
+        assert browser.evaluate(f"document.getElementById('fog-{side}').classList.contains('on')")
+        drawn = browser.evaluate("viewer.drawn")
+        assert sorted(d["id"] for d in drawn) == visible_ids(rec, team)
+        hidden = [d for d in everything if d["team"] != team and d["id"] not in {x["id"] for x in drawn}]
+        hidden_heroes = [d for d in hidden if d["type"] == HERO]
+        assert hidden_heroes  # the record was chosen so
+        image = screenshot(browser, shots, f"viewer_5v5_fog_{side}.png")
+        left, top = canvas_origin(browser)
+        enemy_color = rgb(browser.evaluate("viewer.colors.hero")[1 - team])
+        for d in hidden_heroes:
+            if isolated(d, everything):
+                assert not close(image.getpixel((round(left + d["px"]), round(top + d["py"]))), enemy_color), d
+    browser.key("1")  # the keyboard's way back to everything
+    assert browser.evaluate("viewer.state.fog") == "all"
+    assert sorted(d["id"] for d in browser.evaluate("viewer.drawn")) == sorted(d["id"] for d in everything)
+
+
+def test_controls_panel_and_event_log(browser, game, shots):
+    header, records, url = game
+    browser.open(url)
+    browser.evaluate("viewer.seek(10)")
+    browser.key("ArrowRight")
+    assert browser.evaluate("viewer.state.t") == pytest.approx(15.0)
+    browser.key("ArrowUp")
+    assert browser.evaluate("viewer.state.speed") == 16
+    browser.key(" ")
+    assert browser.evaluate("viewer.state.playing") is True
+    browser.key(" ")
+    assert browser.evaluate("viewer.state.playing") is False
+    browser.key("End")
+    end = records[-1]
+    assert browser.evaluate("viewer.state.t") == end["t"]
+    # the hero panel shows the last record's statistics
+    rows = browser.evaluate("[...document.querySelectorAll('#heroes tbody tr')].map(tr => "
+                            "[...tr.children].map(td => td.textContent))")
+    for row, h, meta in zip(rows, end["heroes"], header["heroes"]):
+        slot, level, gold, kills, deaths, assists, lh, dn, items = h[:9]
+        assert row[:5] == [meta["hero"], str(level), str(gold), f"{kills}/{deaths}/{assists}", f"{lh}/{dn}"]
+        assert row[5] == ", ".join(header["items"][i].replace("_", " ") for i in items)
+    # the event log shows kills, deaths, buildings and buybacks at first; a click on its filter adds last hits and
+    # denies, and a click on an event jumps to just before it
+    shown = browser.evaluate("[...document.querySelectorAll('#log li')].filter(li => li.offsetParent).length")
+    browser.click_element("#filter-farm")
+    farm = [e for r in records for e in r["events"] if e["type"] in ("last_hit", "deny")]
+    assert farm and browser.evaluate(
+        "[...document.querySelectorAll('#log li')].filter(li => li.offsetParent).length") == shown + len(farm)
+    first = next(e for r in records for e in r["events"] if e["type"] in ("kill", "death", "tower", "barracks",
+                                                                          "shrine", "ancient", "buyback", "last_hit",
+                                                                          "deny"))
+    x, y = browser.evaluate("(() => { const li = [...document.querySelectorAll('#log li')].find(li => li.offsetParent);"
+                            " const r = li.getBoundingClientRect(); return [r.left + 20, r.top + r.height / 2]; })()")
+    browser.click(x, y)
+    assert browser.evaluate("viewer.state.t") == pytest.approx(first["t"] - 2.0)
+    screenshot(browser, shots, "viewer_5v5_event_click.png")
+
+
+def test_a_models_replay_draws_its_win_probability(browser, tmp_path, shots):
+    from test_replay_file import Decider, record_game
+
+    from app.replay import write_page
+    _, _, header, records = record_game(tmp_path / "m.jsonl", mode="1v1", time_limit_s=20.0, radiant=Decider(0))
+    url = "file://" + write_page(header, records, str(tmp_path / "m.html"))
+    browser.open(url)
+    series = browser.evaluate("viewer.winProbability")
+    assert series[1] == [] and [p for _, p in series[0]] == [0.25] * (len(records) - 1)
+    browser.evaluate("viewer.selectHero(0); viewer.seek(10)")
+    status = browser.evaluate("document.querySelector('#heroes tbody tr td.status').textContent")
+    assert status == "win 25% attack"
+    image = screenshot(browser, shots, "viewer_1v1_model.png")
+    left, top = canvas_origin(browser, "#chart")
+    radiant = rgb(browser.evaluate("viewer.colors.hero")[0])
+    on_curve = browser.evaluate("viewer.chartPoint(5, 0.25)")
+    off_curve = browser.evaluate("viewer.chartPoint(5, 0.75)")
+    def column(point):  # the pixels of the chart at the point and one above and below (the line is 2 pixels)
+        return [image.getpixel((round(left + point[0]), round(top + point[1]) + dy)) for dy in (-1, 0, 1)]
+    assert any(close(p, radiant) for p in column(on_curve)), column(on_curve)
+    assert not any(close(p, radiant) for p in column(off_curve)), column(off_curve)

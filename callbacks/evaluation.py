@@ -18,7 +18,7 @@ from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
 
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 # the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
-EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset")
+EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset", "evaluation_jitter")
 SEED_STRIDE = 1000  # the evaluation after iteration i plays games with seeds SEED_STRIDE * i + g
 
 

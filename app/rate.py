@@ -4,10 +4,11 @@
     python -m app.rate --checkpoint PATH [--references refs.json] [--games 40] [--elo] [--csv out.csv]
 
 ``--rate-references`` plays every pair of references (--games per pair, both sides) and writes their ratings into
-the references file, anchored so that the random agent has mu = 0; a missing file starts from the random agent and
-the scripted bot. ``--checkpoint`` rates a checkpoint (an algorithm checkpoint or an RLModule directory): it plays
-references within 10 points of its current mu, updates its TrueSkill after each game with the references held
-constant, prints a table of mu, sigma and win rate per reference, and writes the games and the table as CSV.
+the references file, anchored so that the random agent has mu = 0; a missing file starts from the whole reference
+ladder (random, scripted_1, scripted_2, scripted_3: ``policies/ladder.py``). ``--checkpoint`` rates a checkpoint
+(an algorithm checkpoint or an RLModule directory): it plays references within 10 points of its current mu, updates
+its TrueSkill after each game with the references held constant, prints a table of mu, sigma and win rate per
+reference, and writes the games and the table as CSV.
 ``--elo`` adds Elo ratings (K = 200) from the same games. ``--time-limit-outcome points`` decides games stopped by
 the time limit by the teams' raw returns instead of counting them as draws; the references file records the rule it
 was rated with, and a version is rated only under the same rule. The file format and the rating itself are
@@ -31,7 +32,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", help="an algorithm or RLModule checkpoint to rate")
     p.add_argument("--rate-references", action="store_true", help="rate the reference pool by playing it")
-    p.add_argument("--references", help="reference pool JSON (default: random + scripted, unrated)")
+    p.add_argument("--references", help="reference pool JSON (default: the reference ladder, unrated)")
     p.add_argument("--mode", default=MODE_1V1, choices=list(MODES))
     p.add_argument("--games", type=int, default=DEFAULT_GAMES,
                    help="games per version (per pair with --rate-references)")

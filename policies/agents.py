@@ -5,8 +5,11 @@ both dicts are keyed by the team's agent ids.
 """
 from __future__ import annotations
 
+from functools import partial
+
 from app.env.actions import NOOP_ACTION
 from app.game.teams import TEAM_NAMES, side_of_agent
+from policies.ladder import LADDER_HANDICAPS
 from policies.scripted import RandomAgent, ScriptedAgent
 
 
@@ -23,10 +26,13 @@ class NoopAgent:
         return {a: dict(NOOP_ACTION) for a in observations}
 
 
-AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent, "noop": NoopAgent}
+# "scripted" is the full bot (the ladder's top level, scripted_3); the ladder's levels are policies/ladder.py
+AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent, "noop": NoopAgent,
+          **{name: partial(ScriptedAgent, handicap=h) for name, h in LADDER_HANDICAPS.items()}}
 
 
 def make_agent(name: str, seed: int = 0):
+    """The agent called `name` (one of AGENTS), seeded with `seed`."""
     try:
         return AGENTS[name](seed=seed)
     except KeyError:

@@ -5,14 +5,16 @@ them. The rating math is ``policies/ratings.py``; the CLI is ``python -m app.rat
 
 The references file (JSON) lists the reference agents and, once rated, their TrueSkill::
 
-    {"mode": "1v1", "time_limit_outcome": "draw",
+    {"mode": "1v1", "time_limit_outcome": "draw", "time_limit_s": 1200.0,
      "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2},
-                "scripted": {"kind": "scripted", "mu": 17.3, "sigma": 1.1},
+                "scripted_2": {"kind": "scripted_2", "mu": 17.3, "sigma": 1.1},
                 "v40": {"kind": "checkpoint", "path": "results/run/.../checkpoint_000003"}}}
 
+An agent's kind is an agent name (``policies/agents.AGENTS``: the ladder's levels of ``policies/ladder.py``, "scripted"
+or "random") or "checkpoint". A new pool is the whole ladder, from the random agent to the full scripted bot.
 ``time_limit_outcome`` is the rule the pool was rated with (ratings.game_score; a file without one: "draw"): a
 version is rated only under the same rule, since a rating measured with capped games as draws is not comparable to
-one where they are decided on points.
+one where they are decided on points. ``time_limit_s`` records the rating games' time limit.
 """
 from __future__ import annotations
 
@@ -22,20 +24,22 @@ import os
 import time
 
 from app.env.moba_env import MobaEnv
-from app.game.teams import TEAM_NAMES, side_of_game
+from app.game.teams import DEFAULT_TIME_LIMIT_S, TEAM_NAMES, side_of_game
 from policies import ratings as R
 from policies.agents import AGENTS, make_agent, play_game
+from policies.ladder import LADDER
 from policies.module_agent import ModuleAgent
 from policies.module_ids import module_checkpoint_dir
 
-BUILTIN_REFERENCES = {"random": {"kind": "random"}, "scripted": {"kind": "scripted"}}
-REFERENCE_KINDS = ("random", "scripted", "checkpoint")
+CHECKPOINT_KIND = "checkpoint"
+BUILTIN_REFERENCES = {name: {"kind": name} for name in LADDER}  # a new pool: the whole ladder
+REFERENCE_KINDS = (*AGENTS, CHECKPOINT_KIND)
 
 
 # ---- the references file ---------------------------------------------------------------------------------------------
 def load_references(path: str | None, mode: str) -> dict:
-    """The references file at `path`; a missing file (or None) starts an unrated pool of the random agent and the
-    scripted bot."""
+    """The references file at `path`; a missing file (or None) starts an unrated pool of the whole ladder (the random
+    agent to the full scripted bot)."""
     if path is None or not os.path.exists(path):
         return {"mode": mode, "agents": {k: dict(v) for k, v in BUILTIN_REFERENCES.items()}}
     with open(path) as f:
@@ -99,9 +103,9 @@ def agent_maker(name: str, explore: bool = True, env=None):
 
 def make_reference_agent(name: str, spec: dict, seed: int):
     kind = spec.get("kind")
-    if kind == "checkpoint":
+    if kind == CHECKPOINT_KIND:
         return ModuleAgent(load_module(spec["path"]))
-    if kind in ("random", "scripted"):
+    if kind in AGENTS:
         return make_agent(kind, seed)
     raise ValueError(f"reference {name!r}: kind must be one of {list(REFERENCE_KINDS)}, got {kind!r}")
 
@@ -123,7 +127,7 @@ def play_rated_game(mode: str, agent_a, agent_b, a_side: str, seed: int, time_li
 def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int = 0, log=print,
                         time_limit_outcome: str = R.DEFAULT_TIME_LIMIT_OUTCOME) -> dict:
     """Plays every pair of references (`games` per pair, alternating sides) and writes their ratings into `refs`,
-    anchored so that the random agent has mu = 0, with the games and the time-limit rule."""
+    anchored so that the random agent has mu = 0, with the games, the time-limit rule and the time limit."""
     names = sorted(refs["agents"])
     if R.ANCHOR_AGENT not in names:
         raise ValueError(f"the reference pool needs the {R.ANCHOR_AGENT!r} agent (it anchors mu = 0)")
@@ -141,6 +145,7 @@ def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int =
         refs["agents"][n].update({"mu": r.mu, "sigma": r.sigma})
     refs["games"] = [list(x) for x in results]
     refs["time_limit_outcome"] = time_limit_outcome
+    refs["time_limit_s"] = float(time_limit_s or DEFAULT_TIME_LIMIT_S[refs["mode"]])
     return refs
 
 

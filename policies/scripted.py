@@ -6,15 +6,20 @@ casts its abilities on enemy heroes and on creep waves, heals and retreats at lo
 fountain), pushes with its creep waves and attacks buildings only while its creeps tank the tower, and falls back
 to defend when the enemy wave pushes. It knows the static game data a human player knows (the map's lanes, hero
 and item definitions), never the hidden state.
+
+A ``Handicap`` takes parts of that away (a reaction delay, abilities or items off, worse last hits, a lower retreat
+threshold): the levels of the reference ladder (``policies/ladder.py``) are the bot under named handicaps. Its only
+randomness (the last-hit skill) comes from the agent's seeded generator.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS, NOOP_ACTION,
-                             OFFSET_STEP_CASTER, OFFSET_STEP_WARD)
+from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS, N_PRIMARY,
+                             NOOP_ACTION, OFFSET_STEP_CASTER, OFFSET_STEP_WARD)
 from app.env.observation import (GLOBAL_IS_DIRE, GLOBAL_OWN_BUILDINGS_ALIVE, GLOBAL_TIME, HERO_ALIVE, LANE_ASSIGNED_BOT,
                                  LANE_ASSIGNED_TOP, UNIT_ARMOR, UNIT_ATTACK_DAMAGE, UNIT_DENIABLE, UNIT_DISTANCE_TO_ME,
                                  UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_HEALTH, UNIT_HEALTH_FRACTION, UNIT_INVULNERABLE,
@@ -50,6 +55,43 @@ AREA_MIN_CREEPS = 3  # cast area spells on a wave of at least this many enemy cr
 OFFENSIVE = (EFFECT_DAMAGE, EFFECT_STUN, EFFECT_SLOW, EFFECT_DOT)
 DEFENSIVE = (EFFECT_HEAL, EFFECT_SHIELD, EFFECT_REGEN)
 LANES_5V5 = (LANE_BOT, LANE_BOT, LANE_MID, LANE_TOP, LANE_TOP)  # Radiant's safe lane is the bottom one
+ABILITY_ACTIONS = tuple(range(A_ABILITY0, A_ITEM0))
+ITEM_USE_ACTIONS = tuple(range(A_ITEM0, A_ITEM0 + len(ITEM_ACTIONS)))
+
+
+@dataclass(frozen=True)
+class Handicap:
+    """What a weaker scripted bot lacks; the defaults are the full bot. Purchases are the engine's (the same for every
+    agent), so ``items`` only decides whether the bot uses the items it holds."""
+    reaction_steps: int = 0  # agent steps between decisions: in between, no new order (heroes keep their last one)
+    abilities: bool = True  # cast abilities (false: never; passives still work)
+    items: bool = True  # use items: salve, clarity, town portal, ward, dagon (false: never)
+    last_hits: float = 1.0  # chance per decision to go for last hits and denies; otherwise hit the nearest creep
+    retreat_hp: float = RETREAT_HP  # go home below this health fraction
+
+    def __post_init__(self):
+        def bad(key, allowed):
+            raise ValueError(f"handicap {key!r}: must be {allowed}, got {getattr(self, key)!r}")
+        if isinstance(self.reaction_steps, bool) or not isinstance(self.reaction_steps, int) \
+                or self.reaction_steps < 0:
+            bad("reaction_steps", "an int >= 0")
+        for key in ("abilities", "items"):
+            if not isinstance(getattr(self, key), bool):
+                bad(key, "true or false")
+        for key, hi in (("last_hits", 1.0), ("retreat_hp", RETURN_HP)):
+            v = getattr(self, key)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= hi:
+                bad(key, f"a number in [0, {hi}]")
+
+    def allowed_primaries(self) -> np.ndarray:
+        """(N_PRIMARY,) bool: the primary actions the handicapped bot may choose."""
+        allowed = np.ones(N_PRIMARY, bool)
+        allowed[list(ABILITY_ACTIONS)] = self.abilities
+        allowed[list(ITEM_USE_ACTIONS)] = self.items
+        return allowed
+
+
+FULL_BOT = Handicap()
 
 
 def _noop(p=A_NOOP):
@@ -115,10 +157,15 @@ class _HeroPlan:
 
 
 class ScriptedAgent:
-    """Controls one team. ``act`` takes the team's observations and returns the team's actions."""
+    """Controls one team. ``act`` takes the team's observations and returns the team's actions. ``handicap``: what
+    the bot lacks (default: nothing, the full bot)."""
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, handicap: Handicap = FULL_BOT):
+        if not isinstance(handicap, Handicap):
+            raise ValueError(f"handicap must be a policies.scripted.Handicap, got {handicap!r}")
         self.rng = np.random.default_rng(seed)
+        self.handicap = handicap
+        self._allowed = handicap.allowed_primaries()
         self._state = {}
 
     def reset(self, agent_ids=None):
@@ -138,18 +185,25 @@ class ScriptedAgent:
             if len(assigned) < 3 and lane not in assigned:
                 lane = int(assigned[me % len(assigned)])
             st = {"team": team, "me": me, "lane": lane, "path": LanePath(team, lane), "plan": _HeroPlan(hero_def),
-                  "retreat": False, "salve_t": -100.0, "clarity_t": -100.0}
+                  "retreat": False, "salve_t": -100.0, "clarity_t": -100.0, "steps": 0}
             self._state[aid] = st
         return st
 
     def act(self, observations: dict) -> dict:
-        return {aid: self._act_one(aid, obs) for aid, obs in observations.items()}
+        return {aid: self._react(aid, obs) for aid, obs in observations.items()}
+
+    def _react(self, aid, obs):
+        """The decision of this step, or no new order between decisions (the reaction handicap)."""
+        st = self._hero_state(aid, obs)
+        st["steps"] += 1
+        if (st["steps"] - 1) % (1 + self.handicap.reaction_steps):
+            return _noop()
+        return self._act_one(st, obs)
 
     # ---- the decision ------------------------------------------------------------------------------------------------
-    def _act_one(self, aid, obs):
-        st = self._hero_state(aid, obs)
+    def _act_one(self, st, obs):
         me = st["me"]
-        mask = obs["action_mask"]
+        mask = obs["action_mask"] & self._allowed
         hero = obs["heroes"][me]
         t = float(obs["global"][GLOBAL_TIME])
         if hero[HERO_ALIVE] < 0.5:
@@ -172,7 +226,7 @@ class ScriptedAgent:
         path = st["path"]
 
         # --- survival ---
-        if hp < RETREAT_HP:
+        if hp < self.handicap.retreat_hp:
             st["retreat"] = True
         if st["retreat"] and hp > RETURN_HP:
             st["retreat"] = False
@@ -221,14 +275,15 @@ class ScriptedAgent:
                     return self._attack(j)
 
         # --- last hits, denies ---
+        skilled = self.handicap.last_hits >= 1.0 or self.rng.random() < self.handicap.last_hits
         dmg = units[myrow, UNIT_ATTACK_DAMAGE]
         lh = [i for i in np.nonzero(enemy & creep & (dist < 800))[0] if obs["unit_masks"][UK_ATTACK, i]
               and units[i, UNIT_HEALTH] <= dmg * armor_multiplier(units[i, UNIT_ARMOR]) * 1.05]
-        if lh:
+        if lh and skilled:
             return self._attack(min(lh, key=lambda i: dist[i]))
         dn = [i for i in np.nonzero(ally & creep & (units[:, UNIT_DENIABLE] > 0) & (dist < 700))[0]
               if obs["unit_masks"][UK_ATTACK, i] and units[i, UNIT_HEALTH] <= dmg * 1.05]
-        if dn:
+        if dn and skilled:
             return self._attack(dn[0])
 
         # --- area spells on a wave ---
@@ -248,7 +303,7 @@ class ScriptedAgent:
         wave = [i for i in np.nonzero(enemy & creep & (dist < 700))[0] if obs["unit_masks"][UK_ATTACK, i]
                 and not self._under_enemy_tower(units, enemy & tower_like, i, ally & creep)]
         if wave:
-            return self._attack(min(wave, key=lambda i: units[i, UNIT_HEALTH]))
+            return self._attack(min(wave, key=lambda i: units[i, UNIT_HEALTH] if skilled else dist[i]))
 
         # --- walk to the lane's front, out of untanked tower range ---
         goal_s = front_s[0] - FOLLOW_BEHIND

@@ -86,9 +86,10 @@ def random_orders(g: Game, rng: np.random.Generator) -> np.ndarray:
 
 # ---- environment -----------------------------------------------------------------------------------------------------
 def make_env(mode="1v1", **cfg) -> MobaEnv:
-    """A MobaEnv (evaluation mode unless overridden), reset with seed 0. The instance id that the env mixes into its
-    seeds is pinned to 0 so that a test draws the same game whichever tests ran before it."""
-    config = {"mode": mode, "evaluation": True, **cfg}
+    """A MobaEnv (evaluation mode, without the evaluation jitter, unless overridden: scenarios start from the
+    unjittered game), reset with seed 0. The instance id that the env mixes into its seeds is pinned to 0 so that a
+    test draws the same game whichever tests ran before it."""
+    config = {"mode": mode, "evaluation": True, "evaluation_jitter": False, **cfg}
     env = MobaEnv(config)
     env.instance_id = 0
     env.reset(seed=config.get("seed") or 0)

@@ -189,6 +189,23 @@ def _step_to_wave(g, wave_index):
     return new, t0
 
 
+def test_first_wave_time_and_spawn_offsets_set_the_start():
+    """The game state the evaluation jitter varies: the first wave at first_wave_s (the next ones every 30 s after
+    it), each hero's spawn point moved by its offset."""
+    offsets = tuple((10.0 * h, -5.0 * h) for h in range(10))
+    base, g = make_game("5v5"), make_game("5v5", first_wave_s=2.0, spawn_offsets=offsets)
+    np.testing.assert_allclose(g.s.uf[:10, [F_X, F_Y]] - base.s.uf[:10, [F_X, F_Y]], offsets)
+    for wave in range(2):
+        _, t0 = _step_to_wave(g, wave)
+        start = 2.0 + wave * WAVE_INTERVAL_S
+        assert start - g.frameskip * DT - 1e-6 <= t0 <= start + 1e-6
+    for kw, word in [({"spawn_offsets": ((0.0, 0.0),) * 9}, "one entry per hero"),
+                     ({"spawn_offsets": ((500.0, 0.0),) * 10}, "200"), ({"first_wave_s": 30.0}, "first_wave_s"),
+                     ({"first_wave_s": -1.0}, "first_wave_s")]:
+        with pytest.raises(ValueError, match=word):
+            make_game("5v5", **kw)
+
+
 @pytest.mark.parametrize("mode,lanes", [("5v5", (0, 1, 2)), ("1v1", (1,))])
 def test_creep_waves_every_30s(mode, lanes):
     g = make_game(mode)

@@ -8,7 +8,7 @@ from app.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS
 from app.env.config import EnvConfig
 from app.env.moba_env import MobaEnv
 from app.env.observation import HERO_ALIVE, HERO_RESPAWN_TIME
-from app.env.randomization import sample_game
+from app.env.randomization import EVAL_FIRST_WAVE_RANGE_S, EVAL_SPAWN_JITTER, sample_game
 from app.game.builds import ability_build
 from app.game.constants import DIRE, RADIANT, STARTING_GOLD
 from app.game.engine import PERTURB_COLUMNS
@@ -200,6 +200,7 @@ def test_step_after_game_end_raises():
     ({"time_limit_s": -1}, ["time_limit_s"]),
     ({"max_units": 5}, ["max_units", "256"]),
     ({"evaluation": "yes"}, ["evaluation"]),
+    ({"evaluation_jitter": "yes"}, ["evaluation_jitter", "true or false"]),
     ({"reward_weights": [1.0]}, ["reward_weights", "mapping", "last_hit"]),
     ({"reward_weights": {"win": float("inf")}}, ["reward_weights.win", "finite"]),
     ({"time_limit_s": float("nan")}, ["time_limit_s"]),
@@ -357,6 +358,30 @@ def test_evaluation_mode_disables_randomization(mode):
     env = MobaEnv({"mode": mode, "evaluation": True, "lineup": lineup})
     _, infos = env.reset(seed=9)
     assert tuple(infos[a]["hero"] for a in env.possible_agents) == lineup
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_evaluation_jitter_is_decided_by_the_seed_alone(mode):
+    """Evaluation games differ by seed (spawn points, first creep wave, within their ranges) and any env, whatever
+    its instance number, replays a seed's game; evaluation_jitter false, and training, leave the start as it was."""
+    setups = {}
+    for seed in (0, 1, 2):
+        for instance in (0, 1):
+            env = MobaEnv({"mode": mode, "evaluation": True})
+            env.set_seed_stream(instance, instance)
+            env.reset(seed=seed)
+            setups.setdefault(seed, []).append(env.game.setup)
+    assert all(a == b for a, b in setups.values())
+    starts = [(s.spawn_offsets, s.first_wave_s) for s, _ in setups.values()]
+    assert len({repr(x) for x in starts}) == 3
+    for offsets, first_wave_s in starts:
+        assert len(offsets) == (2 if mode == "1v1" else 10)
+        assert all(abs(v) <= EVAL_SPAWN_JITTER for o in offsets for v in o)
+        assert EVAL_FIRST_WAVE_RANGE_S[0] <= first_wave_s <= EVAL_FIRST_WAVE_RANGE_S[1]
+    for cfg in ({"evaluation": True, "evaluation_jitter": False}, {}):
+        env = MobaEnv({"mode": mode, **cfg})
+        env.reset(seed=1)
+        assert env.game.setup.spawn_offsets == () and env.game.setup.first_wave_s == 0.0
 
 
 def test_first_game_length_staggers_parallel_envs():

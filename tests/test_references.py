@@ -50,7 +50,8 @@ def test_rating_the_reference_pool_anchors_random_at_zero(tmp_path):
     assert rate.main(["--rate-references", "--references", refs, "--games", "2", "--time-limit", "20"]) == 0
     rated = json.loads(open(refs).read())
     assert rated["agents"]["random"]["mu"] == pytest.approx(0.0)
-    assert set(rated["agents"]) == {"random", "scripted"} and len(rated["games"]) == 2
+    assert set(rated["agents"]) == {"random", "scripted_1", "scripted_2", "scripted_3"}  # the whole ladder
+    assert len(rated["games"]) == 6 * 2 and rated["time_limit_s"] == 20.0
 
 
 def test_unrated_references_and_bad_files_are_errors(module_checkpoint, tmp_path, capsys):
@@ -61,7 +62,8 @@ def test_unrated_references_and_bad_files_are_errors(module_checkpoint, tmp_path
     assert "mode" in capsys.readouterr().err
     bad = write_refs(tmp_path / "b.json", {"x": {"kind": "alien"}})
     assert rate.main(["--checkpoint", module_checkpoint, "--references", bad]) == 2
-    assert "kind must be one of" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "kind must be one of" in err and "'scripted_2'" in err and "'checkpoint'" in err
     assert rate.main(["--checkpoint", str(tmp_path), "--references", write_refs(
         tmp_path / "ok.json", {"random": {"kind": "random", "mu": 0, "sigma": 1}})]) == 2
     assert "neither an algorithm checkpoint" in capsys.readouterr().err
@@ -136,7 +138,7 @@ def test_play_scores_capped_games_by_the_rule_and_references_record_theirs(monke
     refs = references.rate_reference_pool(references.load_references(None, "1v1"), games=2, time_limit_s=10.0,
                                           log=lambda *a: None, time_limit_outcome="points")
     assert refs["time_limit_outcome"] == "points"
-    assert [g[2] for g in refs["games"]] == [0.0, 1.0]  # random vs scripted: random is radiant, then dire
+    assert [g[2] for g in refs["games"]] == [0.0, 1.0] * 6  # each pair's first agent is radiant, then dire
     references.references_outcome_rule(refs, "points")
     with pytest.raises(ValueError, match="rated with 'points'.*--time-limit-outcome draw"):
         references.references_outcome_rule(refs, "draw")

@@ -25,6 +25,9 @@ class EnvConfig:
     max_units: int = 0  # 0 = DEFAULT_MAX_UNITS[mode]
     action_offset: bool = False  # app. L: the action applied at T+1 is the one decided from the observation at T
     evaluation: bool = False  # evaluation mode: every randomization off (app. O.2)
+    # evaluation mode only: seeded jitter of the heroes' spawn points and of the first creep wave
+    # (app/env/randomization.py), so that games between deterministic agents differ by seed; training ignores it
+    evaluation_jitter: bool = True
     randomize: dict = field(default_factory=lambda: {k: True for k in RANDOMIZATION_KEYS})
     lineup: tuple = ()  # hero names, Radiant's then Dire's; used when lineup randomization is off
     reward_preset: str = DEFAULT_PRESET
@@ -59,7 +62,7 @@ class EnvConfig:
                 (self.max_units != 0 and not heroes + 1 <= self.max_units <= MAX_OBSERVED_UNITS):
             bad("max_units", f"must be 0 (default) or an int in [{heroes + 1}, {MAX_OBSERVED_UNITS}], "
                              f"got {self.max_units!r}")
-        for key in ("action_offset", "evaluation"):
+        for key in ("action_offset", "evaluation", "evaluation_jitter"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, f"must be true or false, got {getattr(self, key)!r}")
         if not isinstance(self.randomize, dict):
@@ -93,3 +96,7 @@ class EnvConfig:
 
     def randomized(self, key: str) -> bool:
         return not self.evaluation and self.randomize[key]
+
+    def jittered(self) -> bool:
+        """Whether games get the evaluation jitter (evaluation mode with evaluation_jitter on)."""
+        return self.evaluation and self.evaluation_jitter

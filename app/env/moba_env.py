@@ -80,10 +80,12 @@ class MobaEnv(MultiAgentEnv):
     ``config``: a dict or RLlib ``EnvContext`` of ``EnvConfig`` keys (``app/env/config.py``): ``mode`` ("5v5" or
     "1v1"), ``seed``, ``frameskip`` (4: an agent acts every 4th of 30 ticks a second), ``time_limit_s`` (0: the
     mode's default), ``max_units`` (0: 64 in 5v5, 32 in 1v1), ``action_offset`` (app. L), ``evaluation`` (true turns
-    every domain randomization off), ``randomize`` (which randomizations of app. O.2 are on), ``lineup``,
-    ``reward_preset`` and ``reward_weights``. A bad key or value raises ``ValueError`` naming it and the allowed
-    values. A seeded env mixes RLlib's worker index and a per-process instance number into the seed, so that parallel
-    envs play different games; ``reset(seed=s)`` replays the same game for the same seed.
+    every domain randomization off), ``evaluation_jitter`` (true by default; in evaluation mode, seeded jitter of the
+    heroes' spawn points and of the first creep wave, so that games between deterministic agents differ by seed),
+    ``randomize`` (which randomizations of app. O.2 are on), ``lineup``, ``reward_preset`` and ``reward_weights``. A
+    bad key or value raises ``ValueError`` naming it and the allowed values. A seeded training env mixes RLlib's
+    worker index and a per-process instance number into the seed, so that parallel envs play different games; an
+    evaluation env's game is decided by the seed alone. ``reset(seed=s)`` replays the same game for the same seed.
     """
 
     metadata = {"render_modes": []}
@@ -115,8 +117,11 @@ class MobaEnv(MultiAgentEnv):
         self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
 
     def _seed_sequence(self, seed):
-        # seed 42 on every runner and sub-env would play identical games: mix in the worker and the instance
-        return None if seed is None else [int(seed), self.worker_index, self.instance_id]
+        # seed 42 on every runner and sub-env would play identical games: mix in the worker and the instance. An
+        # evaluation game is decided by its seed alone, so that it replays in any process
+        if seed is None:
+            return None
+        return [int(seed)] if self.cfg.evaluation else [int(seed), self.worker_index, self.instance_id]
 
     # ---- gymnasium API -----------------------------------------------------------------------------------------------
     @override(MultiAgentEnv)

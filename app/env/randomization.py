@@ -10,6 +10,11 @@
   run, started together, do not play the same game phase in lockstep. Otherwise every iteration's batch would hold
   one phase of the game only (the first minute, then the second, ...), and the policy would be fit to each phase in
   turn and forget the others. OpenAI Five's thousands of games were desynchronized by their number.
+
+Evaluation mode turns all of these off, and instead jitters (``evaluation_jitter``, on by default) what does not
+change the game's balance: each hero's spawn point beside its fountain and the time of the first creep wave. Without
+it, deterministic agents (the scripted bot) play the same game whatever the seed; with it, games differ by seed and
+the same seed still gives the same game.
 """
 from __future__ import annotations
 
@@ -32,6 +37,8 @@ PERTURB_HALF_WIDTH = {"hp": 60.0, "armor": 1.5, "move_speed": 15.0, "hp_regen": 
                       "magic_resist": 0.05, "damage": 5.0}
 LANE_ASSIGN_UNTIL_RANGE_S = (120.0, 600.0)  # the lane-assignment penalty lasts until a random time in this range
 FIRST_GAME_FRACTION_RANGE = (0.05, 1.0)  # an env's first game lasts this fraction of the time limit (uniform)
+EVAL_SPAWN_JITTER = 120.0  # evaluation jitter: a hero's spawn point moves by up to this much per axis (uniform)
+EVAL_FIRST_WAVE_RANGE_S = (0.0, 3.0)  # evaluation jitter: the first creep wave comes at a uniform time in this range
 
 
 def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
@@ -52,6 +59,10 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
         defs = [HEROES[[h.name for h in HEROES].index(name)] for name in lineup]
         kw["item_builds"] = tuple(tuple(ITEMS[i].name for i in perturbed_item_build(d, rng)) for d in defs)
         kw["skill_priority"] = tuple(perturbed_priority(d, rng) for d in defs)
+    if cfg.jittered():
+        kw["spawn_offsets"] = tuple(tuple(float(v) for v in rng.uniform(-EVAL_SPAWN_JITTER, EVAL_SPAWN_JITTER, 2))
+                                    for _ in range(n))
+        kw["first_wave_s"] = float(rng.uniform(*EVAL_FIRST_WAVE_RANGE_S))
     setup = GameSetup(mode=cfg.mode, lineup=lineup, frameskip=cfg.frameskip, time_limit_s=float(cfg.time_limit_s),
                       **kw)
     lanes = np.ones((n, 3), np.int64)

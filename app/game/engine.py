@@ -2,11 +2,13 @@
 compiled kernels, runs the scripted purchasing and ability builds, and keeps the per-game statistics.
 
 The engine is deterministic and holds no random generator: whatever is random about a game (lineup, perturbations,
-perturbed builds) is decided by the caller and passed in ``GameSetup``. The same setup and the same orders give the
-same game, bit for bit; ``save()`` / ``Game.load()`` round-trip a game through bytes.
+perturbed builds, the evaluation's jitter of spawn points and of the first creep wave) is decided by the caller and
+passed in ``GameSetup``. The same setup and the same orders give the same game, bit for bit; ``save()`` /
+``Game.load()`` round-trip a game through bytes.
 """
 from __future__ import annotations
 
+import math
 import pickle
 from dataclasses import asdict, dataclass
 
@@ -18,7 +20,7 @@ from app.game.constants import (ANCIENT_STATS, BARRACKS_MELEE_STATS, BARRACKS_RA
                                 DEFAULT_FRAMESKIP, DIRE, FOUNTAIN_STATS, MAX_FRAMESKIP, MAX_LEVEL, RADIANT,
                                 SHRINE_STATS, STARTING_GOLD, TICKS_PER_SECOND, TOWER_STATS, UT_ANCIENT,
                                 UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_FOUNTAIN, UT_HERO, UT_SHRINE, UT_TOWER,
-                                XP_TO_LEVEL)
+                                WAVE_INTERVAL_S, XP_TO_LEVEL)
 from app.game.heroes import HEROES
 from app.game.items import INVENTORY_SLOTS, ITEM_ACTIONS, ITEMS, item_id
 from app.game.map import build_map
@@ -35,6 +37,7 @@ from app.game.teams import DEFAULT_TIME_LIMIT_S, MODE_1V1, MODE_5V5, TEAM_SIZE, 
 
 PERTURB_COLUMNS = (P_HP, P_ARMOR, P_SPEED, P_HPREG, P_MANAREG, P_MRES, P_DMG)
 PERTURB_NAMES = ("hp", "armor", "move_speed", "hp_regen", "mana_regen", "magic_resist", "damage")
+MAX_SPAWN_OFFSET = 200.0  # a hero's spawn point moves at most this far (per axis) from its place beside the fountain
 SUPPORT_WARD_EVERY_S = 120.0  # supports keep an observer ward in stock, restocked at most this often
 _IA_ITEM = np.array([item_id(n) for n in ITEM_ACTIONS], np.int64)
 _TP, _SALVE, _CLARITY, _WARD = (item_id(n) for n in ("town_portal_scroll", "healing_salve", "clarity",
@@ -53,6 +56,8 @@ class GameSetup:
     perturb: tuple = ()  # per hero, one tuple of PERTURB_NAMES additive stat changes (O.2); empty = none
     skill_priority: tuple = ()  # per hero, a permutation of (0, 1, 2); empty = the hero's own
     item_builds: tuple = ()  # per hero, a tuple of item names; empty = the hero's own
+    spawn_offsets: tuple = ()  # per hero, (dx, dy) added to its spawn point beside the fountain; empty = none
+    first_wave_s: float = 0.0  # game time of the first creep wave; the next ones follow every WAVE_INTERVAL_S
 
     def resolved_time_limit_s(self) -> float:
         """The game's time limit in seconds: time_limit_s, or the mode's default when it is 0."""
@@ -69,12 +74,18 @@ class GameSetup:
                 raise ValueError(f"lineup: unknown hero {name!r}; allowed: {sorted(names)}")
         if not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= MAX_FRAMESKIP:
             raise ValueError(f"frameskip must be an int in [1, {MAX_FRAMESKIP}], got {self.frameskip!r}")
-        for key in ("start_level", "start_gold", "perturb", "skill_priority", "item_builds"):
+        for key in ("start_level", "start_gold", "perturb", "skill_priority", "item_builds", "spawn_offsets"):
             v = getattr(self, key)
             if v and len(v) != n:
                 raise ValueError(f"{key}: one entry per hero ({n}), got {len(v)}")
         if self.start_level and not all(1 <= int(x) <= MAX_LEVEL for x in self.start_level):
             raise ValueError(f"start_level: each in [1, {MAX_LEVEL}], got {self.start_level}")
+        if not all(len(o) == 2 and all(math.isfinite(v) and abs(v) <= MAX_SPAWN_OFFSET for v in o)
+                   for o in self.spawn_offsets):
+            raise ValueError(f"spawn_offsets: each a pair (dx, dy) in [-{MAX_SPAWN_OFFSET}, {MAX_SPAWN_OFFSET}], "
+                             f"got {self.spawn_offsets}")
+        if not (math.isfinite(self.first_wave_s) and 0.0 <= self.first_wave_s < WAVE_INTERVAL_S):
+            raise ValueError(f"first_wave_s: must be in [0, {WAVE_INTERVAL_S}), got {self.first_wave_s!r}")
         return GameSetup(**{**asdict(self), "lineup": lineup})
 
 
@@ -195,7 +206,7 @@ class Game:
         s.gi[GI_NEXT_UID] = s.gi[GI_FIRST_FREE]
         s.gi[GI_CRYSTAL_ATTACKS] = 1 if self.mode == MODE_1V1 else 0
         s.gf[GF_TIME] = 0.0
-        s.gf[GF_NEXT_WAVE] = 0.0
+        s.gf[GF_NEXT_WAVE] = float(st.first_wave_s)
         for h in range(self.n_heroes):
             team = RADIANT if h < self.team_size else DIRE
             u = h
@@ -224,6 +235,9 @@ class Game:
             sign = 1 - 2 * team
             s.uf[u, F_X] = s.uf[f, F_X] + sign * (150.0 + 60.0 * k)
             s.uf[u, F_Y] = s.uf[f, F_Y] + sign * (150.0 + 60.0 * (self.team_size - 1 - k))
+            if st.spawn_offsets:
+                s.uf[u, F_X] += st.spawn_offsets[h][0]
+                s.uf[u, F_Y] += st.spawn_offsets[h][1]
         kernels.update_vision(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis)
 
     # ---- heroes: levels, stats, items ------------------------------------------------------------------------------

@@ -1,0 +1,193 @@
+"""The reference ladder (policies/ladder.py), the scripted bot's handicaps (policies/scripted.Handicap) and the seeded
+evaluation games the ladder is measured on. Short games only: the ladder's win rates over many games are
+``scripts/win_rate.py --ladder``'s job."""
+import copy
+
+import pytest
+
+from app.env.actions import A_ATTACK, NOOP_ACTION
+from app.env.moba_env import MobaEnv
+from app.game.constants import DIRE, RADIANT
+from app.game.state import F_HP, F_MAXHP, H_UNIT
+from moba_testlib import OPEN_SPOT, clear_creeps, creeps_of, make_env, noop_actions, place, reencode, row_of
+from policies.agents import AGENTS, make_agent, play_game
+from policies.ladder import LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE, ladder_pairs
+from policies.ratings import LIMIT_DRAW, LIMIT_POINTS
+from policies.scripted import ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, RandomAgent, ScriptedAgent
+from scripts.win_rate import summarize
+
+MODES = ("1v1", "5v5")
+
+
+class Recorder:
+    """Wraps an agent and keeps every step's actions (and, with keep_observations, a copy of its observations)."""
+
+    def __init__(self, agent, keep_observations=False):
+        self.agent, self.keep, self.steps = agent, keep_observations, []
+
+    def reset(self, agent_ids=None):
+        self.agent.reset(agent_ids)
+
+    def act(self, observations):
+        actions = self.agent.act(observations)
+        self.steps.append((copy.deepcopy(observations) if self.keep else None, copy.deepcopy(actions)))
+        return actions
+
+    def primaries(self):
+        return {a["primary"] for _, acts in self.steps for a in acts.values()}
+
+
+def _short_game(mode, radiant, dire, seed=0, time_limit_s=60.0):
+    env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s})
+    return env, play_game(env, radiant, dire, seed=seed)
+
+
+# ---- the ladder by name ----------------------------------------------------------------------------------------------
+def test_every_level_is_an_agent_by_name():
+    assert LADDER == ("random", "scripted_1", "scripted_2", "scripted_3")
+    assert ladder_pairs() == [("scripted_1", "random"), ("scripted_2", "scripted_1"), ("scripted_3", "scripted_2")]
+    assert 0.5 < LADDER_TARGET_WIN_RATE < 1.0
+    for name in LADDER:
+        agent = make_agent(name, seed=3)
+        assert name in AGENTS
+        if name == "random":
+            assert isinstance(agent, RandomAgent)
+        else:
+            assert isinstance(agent, ScriptedAgent) and agent.handicap == LADDER_HANDICAPS[name]
+        _, summary = _short_game("1v1", agent, make_agent("random", 4), time_limit_s=10.0)
+        assert summary["game_time_s"] == pytest.approx(10.0, abs=0.2)
+    assert make_agent("scripted").handicap == make_agent("scripted_3").handicap == FULL_BOT  # an alias
+    weaker = [LADDER_HANDICAPS[n] for n in ("scripted_1", "scripted_2")]
+    assert all(h != FULL_BOT for h in weaker) and weaker[0] != weaker[1]
+
+
+def test_unknown_agent_names_the_allowed_ones():
+    with pytest.raises(ValueError) as exc:
+        make_agent("scripted_4")
+    for word in ("scripted_4", "random", "scripted", "scripted_1", "scripted_2", "scripted_3"):
+        assert repr(word) in str(exc.value)
+
+
+@pytest.mark.parametrize("kw,words", [
+    ({"reaction_steps": -1}, ["reaction_steps", "int >= 0"]),
+    ({"reaction_steps": 1.5}, ["reaction_steps", "int >= 0"]),
+    ({"abilities": "no"}, ["abilities", "true or false"]),
+    ({"items": 0}, ["items", "true or false"]),
+    ({"last_hits": 1.5}, ["last_hits", "[0, 1.0]"]),
+    ({"retreat_hp": -0.1}, ["retreat_hp", "[0, 0.85]"]),
+])
+def test_bad_handicaps_name_the_field_and_the_allowed_values(kw, words):
+    with pytest.raises(ValueError) as exc:
+        Handicap(**kw)
+    for w in words:
+        assert w in str(exc.value), (w, str(exc.value))
+    with pytest.raises(ValueError, match="Handicap"):
+        ScriptedAgent(0, handicap={"abilities": False})
+
+
+# ---- each handicap does what it says ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+def test_abilities_and_items_off_never_cast_or_use_an_item(mode):
+    full, handicapped = Recorder(ScriptedAgent(0)), Recorder(ScriptedAgent(1, Handicap(abilities=False, items=False)))
+    _short_game(mode, full, handicapped)
+    assert full.primaries() & set(ABILITY_ACTIONS) and full.primaries() & set(ITEM_USE_ACTIONS)  # the game had both
+    assert not handicapped.primaries() & (set(ABILITY_ACTIONS) | set(ITEM_USE_ACTIONS))
+
+
+def test_reaction_delay_decides_every_few_steps_and_keeps_the_last_order_in_between():
+    """reaction_steps = 2: a decision at steps 0, 3, 6, ..., the full bot's decision on that step's observation (its
+    memory sees only those steps); no new order (a no-op) at the steps between."""
+    slow = Recorder(ScriptedAgent(0, Handicap(reaction_steps=2)), keep_observations=True)
+    _short_game("1v1", slow, RandomAgent(1), time_limit_s=30.0)
+    full = ScriptedAgent(0)
+    full.reset()
+    decided = 0
+    for step, (obs, acts) in enumerate(slow.steps):
+        if step % 3:
+            assert all(a == NOOP_ACTION for a in acts.values()), step
+        else:
+            assert full.act(obs) == acts, step
+            decided += any(a != NOOP_ACTION for a in acts.values())
+    assert decided > 10
+
+
+def _lane_scenario(hero_hp_fraction=1.0):
+    """Radiant's hero at an open spot beside two enemy creeps: one at full health next to it, one farther away that
+    a single hit kills. Returns (observations of Radiant, the near creep's row, the weak creep's row)."""
+    env = make_env("1v1")
+    env.step(noop_actions(env))  # the first wave spawns
+    g = env.game
+    near, weak = creeps_of(g, DIRE)[:2]
+    clear_creeps(g, keep=(near, weak))
+    hero = g.s.hi[RADIANT, H_UNIT]
+    place(g, hero, *OPEN_SPOT)
+    place(g, near, OPEN_SPOT[0] + 150.0, OPEN_SPOT[1])
+    place(g, weak, OPEN_SPOT[0] + 450.0, OPEN_SPOT[1])
+    g.s.uf[weak, F_HP] = 1.0
+    g.s.uf[hero, F_HP] = hero_hp_fraction * g.s.uf[hero, F_MAXHP]
+    reencode(env)
+    return {"radiant_0": env.observations()["radiant_0"]}, row_of(env, RADIANT, near), row_of(env, RADIANT, weak)
+
+
+def test_worse_last_hits_miss_the_kill_and_hit_the_nearest_creep():
+    obs, near, weak = _lane_scenario()
+    assert near >= 0 and weak >= 0
+    assert ScriptedAgent(0).act(obs)["radiant_0"] == {**NOOP_ACTION, "primary": A_ATTACK, "target_unit": weak}
+    assert ScriptedAgent(0, Handicap(last_hits=0.0)).act(obs)["radiant_0"] == {
+        **NOOP_ACTION, "primary": A_ATTACK, "target_unit": near}
+    # in between, a seeded coin per decision: the same agent seed makes the same choice
+    picks = {seed: ScriptedAgent(seed, Handicap(last_hits=0.5)).act(obs)["radiant_0"]["target_unit"]
+             for seed in range(16)}
+    assert set(picks.values()) == {near, weak}
+    assert all(ScriptedAgent(seed, Handicap(last_hits=0.5)).act(obs)["radiant_0"]["target_unit"] == pick
+               for seed, pick in picks.items())
+
+
+def test_a_lower_retreat_threshold_stays_in_the_fight():
+    obs, _, weak = _lane_scenario(hero_hp_fraction=0.2)
+    careful, reckless = ScriptedAgent(0, Handicap(items=False)), ScriptedAgent(0, Handicap(items=False,
+                                                                                           retreat_hp=0.1))
+    assert careful.act(obs)["radiant_0"]["primary"] != A_ATTACK and careful._state["radiant_0"]["retreat"]
+    assert reckless.act(obs)["radiant_0"] == {**NOOP_ACTION, "primary": A_ATTACK, "target_unit": weak}
+    assert not reckless._state["radiant_0"]["retreat"]
+
+
+# ---- evaluation games differ by seed and replay ----------------------------------------------------------------------
+@pytest.mark.parametrize("mode,time_limit_s", [("1v1", 90.0), ("5v5", 60.0)])
+def test_scripted_games_differ_by_seed_and_replay_bit_for_bit(mode, time_limit_s):
+    """The full bot against itself (deterministic agents): without the evaluation jitter every seed played the same
+    game; with it the games differ by seed, and a seed replays its game bit for bit in a fresh env."""
+    games = {}
+    for seed in (0, 1, 2):
+        env, s = _short_game(mode, make_agent("scripted", 0), make_agent("scripted", 1), seed, time_limit_s)
+        games[seed] = (env.game.s, s)
+    returns = {tuple(round(v, 9) for v in s["raw_return"].values()) for _, s in games.values()}
+    assert len(returns) == 3
+    assert len({str([h["gold_earned"] for h in s["heroes"]]) for _, s in games.values()}) > 1
+    env, again = _short_game(mode, make_agent("scripted", 0), make_agent("scripted", 1), 1, time_limit_s)
+    assert env.game.s.equals(games[1][0]) and again == games[1][1]
+    fixed = MobaEnv({"mode": mode, "evaluation": True, "evaluation_jitter": False, "time_limit_s": 10.0})
+    unjittered = [play_game(fixed, make_agent("scripted"), make_agent("scripted"), seed=seed) for seed in (0, 1)]
+    assert unjittered[0] == unjittered[1]
+
+
+def test_handicapped_bots_replay_for_the_same_agent_seed():
+    """The last-hit skill is the only random choice of a handicapped bot, drawn from its seeded generator."""
+    def game(agent_seed):
+        env, s = _short_game("1v1", make_agent("scripted_1", agent_seed), make_agent("scripted_2", 1), 0, 90.0)
+        return env.game.s, s
+    (s1, a), (s2, b) = game(5), game(5)
+    assert s1.equals(s2) and a == b
+
+
+# ---- the ladder's rule: a game at the time limit is not won ----------------------------------------------------------
+def test_ladder_win_rate_counts_time_limit_games_by_the_rule():
+    rows = [{"side": "radiant", "winner": "radiant", "margin": 5.0, "game_time_s": 600.0},
+            {"side": "dire", "winner": "none", "margin": 3.0, "game_time_s": 1200.0},
+            {"side": "radiant", "winner": "dire", "margin": -2.0, "game_time_s": 900.0},
+            {"side": "dire", "winner": "none", "margin": -1.0, "game_time_s": 1200.0}]
+    draw = summarize(rows, LIMIT_DRAW)
+    assert (draw["wins"], draw["outright_wins"], draw["draws"], draw["losses"]) == (1, 1, 2, 1)
+    assert draw["win_rate"] == 0.25 and draw["wins_as_radiant"] == 1 and draw["wins_as_dire"] == 0
+    points = summarize(rows, LIMIT_POINTS)
+    assert points["wins"] == 2 and points["win_rate"] == 0.5 and points["wins_as_dire"] == 1

@@ -49,6 +49,19 @@ def load_trueskill_settings(cfg: dict) -> dict:
     return ts
 
 
+def opponent_settings(cfg: dict) -> dict:
+    """What the env runners and the opponents callback read of the opponents section ({} when every game is self-play
+    or league play: the league then draws its own games, as without the section)."""
+    from app.train_config import opponent_shares
+    opponents = cfg["opponents"]
+    cur = opponents["curriculum"]
+    if not opponents["fixed"] and not cur["share"] > 0:
+        return {}
+    return {"shares": opponent_shares(opponents, cfg["league"]), "time_limit_outcome": opponents["time_limit_outcome"],
+            **({"ladder": list(cur["ladder"]), "window": cur["window"], "promote_at": cur["promote_at"]}
+               if cur["share"] > 0 else {})}
+
+
 def build_algo_config(cfg: dict):
     """The RLlib PPOConfig of a validated run config."""
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -59,10 +72,12 @@ def build_algo_config(cfg: dict):
     from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
+    from callbacks.init_weights import InitWeightsCallback
     from callbacks.metrics import GameMetricsCallback
+    from callbacks.opponents import OPPONENTS_KEY, OpponentsCallback
     from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
     from callbacks.trueskill_rating import TRUESKILL_KEY, TrueSkillCallback
-    from policies.five_learner import FivePPOLearner
+    from policies.five_learner import INIT_KEY, FivePPOLearner
     from policies.five_module import FiveModelConfig, FiveRLModule
     from policies.module_ids import MAIN, slot_module_ids
     from policies.win_label import AddWinLabel
@@ -101,9 +116,10 @@ def build_algo_config(cfg: dict):
                                  "adam_beta1": ppo["adam_beta1"], "adam_beta2": ppo["adam_beta2"],
                                  "learner_threads": res["learner_threads"], STALENESS_KEY: ppo["staleness"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
+                                 OPPONENTS_KEY: opponent_settings(cfg), INIT_KEY: cfg["init"],
                                  TRUESKILL_KEY: load_trueskill_settings(cfg)})
-        .callbacks([ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback, TrueSkillCallback,
-                    CompactEpisodeChunks])
+        .callbacks([InitWeightsCallback, ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback,
+                    OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks])
         .debugging(seed=cfg["seed"])
     )
 

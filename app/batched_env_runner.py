@@ -22,11 +22,13 @@ lookback of ``episode_lookback_horizon`` steps, as RLlib's ``MultiAgentEpisode.c
 connectors see what they see from the classic runner: the same learner batch for the same games, weights and actions
 (tests/test_batched_env_runner.py). A finished game is reset on the next step, as RLlib's vector env does.
 
-The callbacks' per-game duties run here instead of in RLlib's episode hooks: league matchups and results
-(callbacks/league_play.game_started / game_ended), the game metrics (callbacks/metrics.GameTally) and RLlib's own
-episode and step counts. Schedules reach the games through ``env.envs`` as with the classic runner. Only
-``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation
-games are played outside RLlib's env runners.
+The callbacks' per-game duties run here instead of in RLlib's episode hooks: the opponent of each game and its
+result (callbacks/opponents.game_started / game_ended: self-play, a past version of the league in a slot module, or
+a fixed agent such as the scripted bot, which plays its side here and whose steps never become training data), the
+game metrics (callbacks/metrics.GameTally) and RLlib's own episode and step counts. Schedules reach the games
+through ``env.envs`` as with the classic runner. Only ``sample(num_timesteps=...)`` with
+``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation games are played outside RLlib's
+env runners.
 """
 from __future__ import annotations
 
@@ -51,13 +53,14 @@ from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SA
                                      TIME_BETWEEN_SAMPLING, WEIGHTS_SEQ_NO)
 
 from app.game.teams import NO_WINNER, side_of_agent
-from callbacks.league_play import game_ended, game_started
+from callbacks.opponents import game_ended, game_started, runner_opponents
 from callbacks.metrics import RAW_RETURN_KEY, WINNER_KEY, GameTally
 from policies.advantages import BOOTSTRAP_VALUE
 from policies.five_module import WIN_PROB
 from policies.module_ids import MAIN
 
 logger = logging.getLogger(__name__)
+FIXED_AGENT = "fixed agent"  # _Game.module_of for the heroes a fixed agent plays (no module: never training data)
 # learner_config_dict key of ppo.staleness: 1 = sample the next batch while the learner trains on this one (app. M)
 STALENESS_KEY = "staleness"
 
@@ -82,16 +85,23 @@ class _Game:
         self.agents = list(env.unwrapped.possible_agents)
         self.needs_reset = False
 
-    def start(self, obs: dict, infos: dict, matchup: dict | None, initial_state: dict):
-        """A new game: its first observations, its matchup (None: "main" plays every hero)."""
+    def start(self, obs: dict, infos: dict, matchup: dict | None, initial_state: dict, fixed_agent=None):
+        """A new game: its first observations, its matchup (None: "main" plays every hero; a league matchup names the
+        slot module of the other side; a fixed-agent matchup comes with `fixed_agent`, which plays that side)."""
         self.obs, self.needs_reset = obs, False
         self.episode_id = uuid.uuid4().hex
-        self.module_of = {a: matchup["module"] if matchup is not None and side_of_agent(a) == matchup["side"]
-                          else MAIN for a in self.agents}
+        opponent = None if matchup is None else (FIXED_AGENT if fixed_agent is not None else matchup["module"])
+        self.module_of = {a: opponent if opponent is not None and side_of_agent(a) == matchup["side"] else MAIN
+                          for a in self.agents}
         self.matchup = matchup
         self.main_agents = [a for a in self.agents if self.module_of[a] == MAIN]
+        self.fixed_agents = [a for a in self.agents if self.module_of[a] == FIXED_AGENT]
+        self.fixed = fixed_agent
+        if fixed_agent is not None:
+            fixed_agent.reset(self.fixed_agents)
         self.sa_ids = {a: uuid.uuid4().hex for a in self.main_agents}
-        self.state = {a: {k: np.array(v) for k, v in initial_state[self.module_of[a]].items()} for a in self.agents}
+        self.state = {a: {k: np.array(v) for k, v in initial_state[self.module_of[a]].items()}
+                      for a in self.agents if self.module_of[a] != FIXED_AGENT}
         self.t = 0  # env steps of this game
         self.t0 = 0  # the step the current chunk began at
         self.record = {}  # GameTally's record of the game
@@ -230,7 +240,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             for g in self._games:
                 if g.needs_reset:  # a game that ended last step: reset now, stepped from the next step on
                     obs, infos = g.env.reset()
-                    g.start(obs, infos, g.matchup, self._initial_states())
+                    g.start(obs, infos, g.matchup, self._initial_states(), self._fixed_agent(g.matchup))
                 else:
                     running.append(g)
             if not running:
@@ -248,7 +258,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                 env_ts += 1
                 for a in g.agents:
                     steps_by_agent[a] += 1
-                    steps_by_module[g.module_of[a]] += 1
+                    if g.module_of[a] != FIXED_AGENT:
+                        steps_by_module[g.module_of[a]] += 1
                 self._record_step(g, actions[g.index], obs, rewards, terms, truncs, infos)
                 if terms["__all__"] or truncs["__all__"]:
                     done.extend(self._finish_game(g, terminated=bool(terms["__all__"])))
@@ -260,6 +271,12 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         return done + chunks
 
     # ---- games ----------------------------------------------------------------------------------------------------
+    def _fixed_agent(self, matchup: dict | None):
+        """The agent of a fixed-agent matchup (callbacks/opponents.py), None for any other."""
+        if matchup is None or "agent" not in matchup:
+            return None
+        return runner_opponents(self).make_agent(matchup)
+
     def _initial_states(self) -> dict:
         return {mid: self.module[mid].get_initial_state() for mid in self.module.keys()}
 
@@ -271,7 +288,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             self._games = [_Game(i, env) for i, env in enumerate(self.env.envs)]
         initial = self._initial_states()
         for g in self._games:
-            g.start(obs[g.index], infos[g.index], game_started(self, g.index), initial)
+            matchup = game_started(self, g.index)
+            g.start(obs[g.index], infos[g.index], matchup, initial, self._fixed_agent(matchup))
 
     def _env_step_failed(self, error: Exception):
         """RLlib's handling of a failed env step (EnvRunner._try_env_step): with restart_failed_sub_environments the
@@ -300,10 +318,13 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         """One forward pass per module over the heroes it plays in `games`; returns each game's action dict and
         records "main"'s model outputs in the games' buffers."""
         rows = defaultdict(list)  # module id -> [(game, agent)]
+        actions = {g.index: {} for g in games}
         for g in games:
             for a in g.agents:
-                rows[g.module_of[a]].append((g, a))
-        actions = {g.index: {} for g in games}
+                if g.module_of[a] != FIXED_AGENT:
+                    rows[g.module_of[a]].append((g, a))
+            if g.fixed is not None:  # a fixed agent (scripted bot, ...) plays its side, outside the modules
+                actions[g.index].update(g.fixed.act({a: g.obs[a] for a in g.fixed_agents}))
         for mid, who in rows.items():
             module = self.module[mid]
             with torch.inference_mode():  # lighter than no_grad: the outputs only become numpy arrays
@@ -371,7 +392,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self.metrics.log_value(NUM_EPISODES_LIFETIME, 1, reduce="lifetime_sum")
         modules = defaultdict(float)
         for a in g.agents:
-            modules[g.module_of[a]] += g.returns[a]
+            if g.module_of[a] != FIXED_AGENT:
+                modules[g.module_of[a]] += g.returns[a]
         self._log_episode_metrics(g.t, sum(g.returns.values()), time.time() - g.started,
                                   {str(a): r for a, r in g.returns.items()}, dict(modules),
                                   {str(a): g.t for a in g.agents})

@@ -2,8 +2,9 @@
 (``progress_line``), and the Tune callback that prints the line and appends the row to ``<run dir>/metrics.csv``.
 
 The row is the compact view of an iteration's result: throughput, each team's raw return and win rates, the
-evaluation games against reference agents, TrueSkill, the league, staleness and sample reuse, the schedule values,
-the losses, and the reward per hero and game minute from each raw signal of Table 6 (``per_min_<signal>``).
+evaluation games against reference agents, TrueSkill, the league, the opponents beyond self-play (the curriculum's
+level, the win rate against fixed agents; per opponent in opponents.csv), staleness and sample reuse, the schedule
+values, the losses, and the reward per hero and game minute from each raw signal of Table 6 (``per_min_<signal>``).
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ PROGRESS_COLUMNS = ("iteration", "time_s", "env_steps", "env_steps_per_s", "agen
                     "points_win_rate_vs_scripted", "reward_margin_vs_random",
                     "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "trueskill_version",
                     "trueskill_mu", "trueskill_sigma", "league_versions", "past_games", "past_win_rate",
+                    "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games",
+                    "fixed_win_rate",
                     "staleness_mean", "sample_reuse", "team_spirit", "lr", "entropy_coeff", "gamma",
                     "policy_loss", "vf_loss", "entropy", "aux_win_loss") + tuple(
                         f"{SIGNAL_RATE_PREFIX}{name}" for name in SIGNALS)
@@ -38,6 +41,7 @@ def progress_row(result: dict) -> dict:
     ev = result.get("evaluation_games", {})
     ts = result.get("trueskill", {})
     lg = result.get("league", {})
+    op = result.get("opponents", {})
     dt = max(result.get("time_this_iter_s", 0.0), 1e-9)
     agent_steps = er.get("num_agent_steps_sampled", {})
     agent_steps = sum(agent_steps.values()) if isinstance(agent_steps, dict) else agent_steps
@@ -55,7 +59,9 @@ def progress_row(result: dict) -> dict:
            for k in ("points_win_rate", "reward_margin", "buildings")},
         "trueskill_version": ts.get("version"), "trueskill_mu": ts.get("mu"), "trueskill_sigma": ts.get("sigma"),
         "league_versions": lg.get("versions"), "past_games": lg.get("past_games"),
-        "past_win_rate": lg.get("past_win_rate"), "staleness_mean": ln.get("staleness_mean"),
+        "past_win_rate": lg.get("past_win_rate"), **{k: op.get(k) for k in (
+            "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games", "fixed_win_rate")},
+        "staleness_mean": ln.get("staleness_mean"),
         "sample_reuse": result.get("sample_reuse"),
         "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
         "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
@@ -81,6 +87,11 @@ def progress_line(row: dict, trial: str = "") -> str:
             + (f"trueskill {_fmt(row['trueskill_mu'], '.1f')}  " if row.get("trueskill_mu") is not None else "")
             + (f"league {row['league_versions']} versions, past win {_fmt(row['past_win_rate'], '.2f')} "
                f"({row['past_games']} games)  " if row.get("league_versions") is not None else "")
+            + (f"curriculum {row['curriculum_agent']} (level {row['curriculum_level']}, window win "
+               f"{_fmt(row['curriculum_window_win_rate'], '.2f')})  "
+               if row.get("curriculum_agent") is not None else "")
+            + (f"vs fixed agents {_fmt(row['fixed_win_rate'], '.2f')} ({row['fixed_games']} games)  "
+               if row.get("fixed_games") else "")
             + (f"per hero-min lane {_fmt(row[f'{SIGNAL_RATE_PREFIX}lane_assign'], '.2f')} "
                f"death {_fmt(row[f'{SIGNAL_RATE_PREFIX}hero_death'], '.2f')} "
                f"gold {_fmt(row[f'{SIGNAL_RATE_PREFIX}gold_gained'], '.2f')}  "

@@ -9,11 +9,13 @@ A run config (tune_configs/*.yaml) has these sections; every key is optional and
                                      # team spirit is a schedule
     model: {...}                     # policies.five_module.FiveModelConfig (network sizes)
     ppo: {...}                       # PPO_DEFAULTS
-    schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s}   # callbacks.schedules.Schedule specs
+    schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s, kickstart_coeff}   # callbacks.schedules specs
     resources: {...}                 # RESOURCE_DEFAULTS
     evaluation: {...}                # EVALUATION_DEFAULTS (win rates against reference agents, in the driver)
     trueskill: {...}                 # TRUESKILL_DEFAULTS (the in-training TrueSkill evaluator, app. J)
     league: {...}                    # LEAGUE_DEFAULTS (past opponents, app. N)
+    opponents: {fixed, curriculum, time_limit_outcome}   # OPPONENTS_DEFAULTS (fixed agents, a ladder curriculum)
+    init: {checkpoint, teacher}      # INIT_DEFAULTS (start from pretrained weights; the kickstart loss's teacher)
     stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime
     checkpoint: {frequency, num_to_keep, at_end}
     storage_path: results
@@ -35,7 +37,9 @@ from app.env.config import EnvConfig
 from app.env.rewards import TEAM_SPIRIT
 from callbacks.schedules import SCHEDULED, Schedule
 from policies.five_learner import AUX_WIN_COEFF
+from policies.curriculum import CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_WINDOW, LEAGUE, SELF
 from policies.five_module import FiveModelConfig
+from policies.ladder import LADDER
 from policies.league import PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS
 from policies.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCOMES
 from policies.references import references_outcome_rule
@@ -66,6 +70,14 @@ SCHEDULE_DEFAULTS = {
     "lr": 5e-5,  # Table 2, Baseline
     "entropy_coeff": 0.01,  # Table 2, Baseline
     "gae_horizon_s": 180.0,  # Table 2, Baseline: GAE horizon 180 s (gamma = 1 - T/H, eq. 3)
+    # weight of the kickstart loss, KL(teacher || policy) on the training batch (Schmitt et al. 2018; the teacher is
+    # init.teacher or init.checkpoint); 0 = off, the reproduction's default: OpenAI Five learned from scratch
+    "kickstart_coeff": 0.0,
+}
+INIT_DEFAULTS = {  # where "main" starts
+    "checkpoint": None,  # None: random weights; PATH: an RLModule checkpoint (python -m app.pretrain) or a run's
+    # checkpoint, whose module weights (observation statistics included) "main" starts from
+    "teacher": None,  # the kickstart loss's teacher (a module checkpoint); None: init.checkpoint
 }
 REWARD_DEFAULTS = {
     "zero_sum": True, "time_decay": True,  # app. G
@@ -115,11 +127,24 @@ LEAGUE_DEFAULTS = {  # league play against past versions (seeds/003 app. N; call
     # "points" (won by the team with the higher raw return). Capped games are the rule on one machine
     "time_limit_outcome": DEFAULT_TIME_LIMIT_OUTCOME,
 }
+OPPONENTS_DEFAULTS = {  # training opponents beyond self-play (issue 17; callbacks/opponents.py). Self-play gets the
+    # share left by the league (league.past_fraction when league.enabled), the fixed agents and the curriculum
+    "fixed": {},  # agent (a name of policies/agents.AGENTS, or model:PATH of a module checkpoint) -> share of games
+    "curriculum": {},  # CURRICULUM_DEFAULTS: a share of games against the current level of a ladder of agents
+    # how a game against a fixed agent stopped by the time limit counts (policies/ratings.game_score)
+    "time_limit_outcome": DEFAULT_TIME_LIMIT_OUTCOME,
+}
+CURRICULUM_DEFAULTS = {
+    "share": 0.0,  # share of games against the current level (0 = no curriculum)
+    "ladder": list(LADDER),  # weakest first (policies/ladder.py: random, scripted_1 .. scripted_3)
+    "window": CURRICULUM_WINDOW,  # the last games against the current level that decide a promotion
+    "promote_at": CURRICULUM_PROMOTE_AT,  # win rate over the window that moves up a level
+}
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
 STOP_KEYS = ("training_iteration", "time_total_s", "num_env_steps_sampled_lifetime")
 TOP_KEYS = ("name", "seed", "env", "reward", "model", "ppo", "schedules", "resources", "evaluation", "trueskill",
-            "league", "stop", "checkpoint", "storage_path", "sweep")
+            "league", "opponents", "init", "stop", "checkpoint", "storage_path", "sweep")
 
 
 def _bad(key, msg):
@@ -215,7 +240,7 @@ def validate(raw: dict) -> dict:
     for name in SCHEDULED:
         s = Schedule.parse(name, sched.get(name, SCHEDULE_DEFAULTS[name]))
         lo, hi = {"team_spirit": (0.0, 1.0), "lr": (0.0, 1.0), "entropy_coeff": (0.0, 10.0),
-                  "gae_horizon_s": (0.2, 1e5)}[name]
+                  "gae_horizon_s": (0.2, 1e5), "kickstart_coeff": (0.0, 100.0)}[name]
         for _, y in s.points:
             if not lo <= y <= hi:
                 _bad(f"schedules.{name}", f"values must be in [{lo}, {hi}], got {y}")
@@ -244,6 +269,8 @@ def validate(raw: dict) -> dict:
         _bad("evaluation.replay_every", f"must be >= 0 (0 = no replays), got {ev['replay_every']}")
     cfg["evaluation"] = ev
     cfg["league"] = _validate_league(raw.get("league") or {})
+    cfg["opponents"] = _validate_opponents(raw.get("opponents") or {}, cfg["league"], cfg["resources"])
+    cfg["init"] = _validate_init(raw.get("init") or {}, cfg["schedules"]["kickstart_coeff"])
     cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", EnvConfig.mode))
     stop = raw.get("stop") or {"training_iteration": 10}
     if not isinstance(stop, dict) or not stop:
@@ -280,6 +307,73 @@ def _validate_league(given: dict) -> dict:
             _bad(f"league.{k}", f"must be >= 1, got {league[k]}")
     _check_outcome_rule("league", league["time_limit_outcome"])
     return league
+
+
+def opponent_shares(opponents: dict, league: dict) -> dict:
+    """The probability of each kind of opponent per game (policies/curriculum.py): self, league (the league's
+    past_fraction), curriculum, or an agent name; only those above 0."""
+    shares = {LEAGUE: league["past_fraction"] if league["enabled"] else 0.0, **opponents["fixed"],
+              CURRICULUM: opponents["curriculum"]["share"]}
+    shares[SELF] = max(0.0, 1.0 - sum(shares.values()))
+    return {k: float(v) for k, v in shares.items() if v > 0}
+
+
+def _validate_opponents(given: dict, league: dict, resources: dict) -> dict:
+    from policies.references import agent_path
+    opp = _check_section("opponents", given, OPPONENTS_DEFAULTS)
+    if not isinstance(opp["fixed"], dict):
+        _bad("opponents.fixed", f"must be a mapping of agent name to share, got {opp['fixed']!r}")
+    opp["curriculum"] = _check_section("opponents.curriculum", opp["curriculum"] or {}, CURRICULUM_DEFAULTS)
+    cur = opp["curriculum"]
+    _check_outcome_rule("opponents", opp["time_limit_outcome"])
+    for name, share in opp["fixed"].items():
+        if name in (SELF, LEAGUE, CURRICULUM):
+            _bad(f"opponents.fixed.{name}", "is not an agent; use league.past_fraction or opponents.curriculum")
+        try:
+            agent_path(name)
+        except ValueError as e:
+            _bad(f"opponents.fixed.{name}", str(e))
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+            _bad(f"opponents.fixed.{name}", f"share must be a number in [0, 1], got {share!r}")
+    if not 0.0 <= cur["share"] <= 1.0:
+        _bad("opponents.curriculum.share", f"must be in [0, 1], got {cur['share']}")
+    if cur["share"] > 0:
+        if not isinstance(cur["ladder"], list) or not cur["ladder"]:
+            _bad("opponents.curriculum.ladder", f"must be a non-empty list of agents, got {cur['ladder']!r}")
+        for name in cur["ladder"]:
+            try:
+                agent_path(name)
+            except ValueError as e:
+                _bad("opponents.curriculum.ladder", str(e))
+        if cur["window"] < 1:
+            _bad("opponents.curriculum.window", f"must be >= 1, got {cur['window']}")
+        if not 0.0 < cur["promote_at"] <= 1.0:
+            _bad("opponents.curriculum.promote_at", f"must be in (0, 1], got {cur['promote_at']}")
+    taken = (league["past_fraction"] if league["enabled"] else 0.0) + sum(opp["fixed"].values()) + cur["share"]
+    if taken > 1.0 + 1e-9:
+        _bad("opponents", f"the league's past_fraction, the fixed agents' and the curriculum's shares sum to "
+                          f"{taken:.3f}; they must leave self-play a share >= 0 (sum <= 1)")
+    if (opp["fixed"] or cur["share"] > 0) and resources["env_runner"] != "batched":
+        _bad("opponents", f"fixed agents and the curriculum play inside the batched env runner; set "
+                          f"resources.env_runner: batched (got {resources['env_runner']!r})")
+    return opp
+
+
+def _validate_init(given: dict, kickstart: dict) -> dict:
+    init = _check_section("init", given, INIT_DEFAULTS)
+    for k in ("checkpoint", "teacher"):
+        if init[k] is not None and (not isinstance(init[k], str) or not os.path.exists(init[k])):
+            _bad(f"init.{k}", f"must be the path of a module checkpoint (python -m app.pretrain --out PATH) or a "
+                              f"run's checkpoint, got {init[k]!r}")
+        if init[k] is not None:
+            init[k] = os.path.abspath(init[k])
+    if init["teacher"] is None:
+        init["teacher"] = init["checkpoint"]
+    if any(y > 0 for _, y in kickstart["points"]) and init["teacher"] is None:
+        _bad("schedules.kickstart_coeff", "is above 0 but there is no teacher: set init.checkpoint (or init.teacher)")
+    if not any(y > 0 for _, y in kickstart["points"]):
+        init["teacher"] = None  # no kickstart loss: the learner loads no teacher
+    return init
 
 
 def _check_outcome_rule(section: str, rule) -> None:

@@ -91,12 +91,13 @@ class RunnerLeague:
         if j is not None:
             self.slot_users[j].discard(env_index)
 
-    def draw(self, env_index: int, load) -> dict | None:
+    def draw(self, env_index: int, load, forced: bool = False) -> dict | None:
         """The matchup of the game starting in env `env_index`: None for self-play, else {"version", "module",
         "side", "probability"} (the probability with which the version was drawn, p_i of eq. 14). `load(slot, path)`
-        puts a version's weights into a slot module."""
+        puts a version's weights into a slot module. `forced`: a past version whenever the pool has one (the
+        opponents mix, callbacks/opponents.py, has drawn league play), instead of with past_fraction."""
         self.release(env_index)
-        if not self.versions or self.rng.random() >= self.past_fraction:
+        if not self.versions or (not forced and self.rng.random() >= self.past_fraction):
             return None
         i = int(self.rng.choice(len(self.versions), p=self.probs))
         version = self.versions[i]
@@ -153,7 +154,7 @@ def install_table(env_runner, table, forget_slots: bool = False) -> int:
     return len(table[0])
 
 
-def game_started(env_runner, env_index: int) -> dict | None:
+def game_started(env_runner, env_index: int, forced: bool = False) -> dict | None:
     """Runs on a runner when a game starts in env `env_index`: its matchup (RunnerLeague.draw), with the drawn
     version's weights loaded into its slot; None for self-play or when league play is off."""
     league = runner_league(env_runner)
@@ -163,7 +164,7 @@ def game_started(env_runner, env_index: int) -> dict | None:
     def load(slot, path):
         env_runner.module[f"{SLOT_PREFIX}{slot}"].set_state(load_weights(path))
 
-    return league.draw(env_index, load)
+    return league.draw(env_index, load, forced)
 
 
 def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict) -> None:

@@ -1,6 +1,7 @@
 """Hyperparameter schedules (seeds/003 app. C, figure 7): piecewise-linear functions of training iterations or env
 steps for team spirit, learning rate, entropy coefficient and the GAE horizon (gamma = 1 - T / H, T = frameskip /
-30 s, eq. 3).
+30 s, eq. 3), and the weight of the kickstart loss (policies/five_learner.py: KL to a teacher network, annealed so
+that PPO can leave the teacher behind).
 
 ``ScheduleCallback`` applies them: before the first iteration, after each iteration (for the next one), after a
 checkpoint is restored (``--resume`` continues where the schedules were) and when env runners are recreated (their
@@ -17,7 +18,7 @@ from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LI
 
 from app.game.constants import TICKS_PER_SECOND
 
-SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s")
+SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff")
 UNITS = ("iterations", "env_steps")
 SCHEDULES_KEY = "five_schedules"  # where the schedules travel inside config.learner_config_dict
 
@@ -89,7 +90,7 @@ class ScheduleCallback(RLlibCallback):
         schedules, frameskip = cfg[SCHEDULES_KEY], cfg["frameskip"]
         env_steps = int(algorithm.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
         vals = schedule_values(schedules, iteration, env_steps, frameskip)
-        learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma") if k in vals}
+        learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma", "kickstart_coeff") if k in vals}
         if learner_vals:
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_schedule_values(learner_vals))
         if "team_spirit" in vals:

@@ -10,7 +10,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
   instead of a second forward pass over the batch;
 - the torch thread count of each minibatch is measured and chosen (policies/learner_threads.py) unless fixed;
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
-- the opponent pool's state rides in the learner's state (``league_state``), so that checkpoints carry it;
+- the opponent pool's and the curriculum's states ride in the learner's state (``league_state``,
+  ``curriculum_state``), so that checkpoints carry them;
 - ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient and the
   GAE discount;
 - Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
@@ -46,9 +47,12 @@ from ray.rllib.utils.torch_utils import explained_variance
 from policies.advantages import RunnerValueGAE
 from policies.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
 from policies.learner_threads import ThreadChooser
+from policies.module_ids import MAIN
 from policies.win_label import WIN_LABEL
 
+INIT_KEY = "five_init"  # learner_config_dict: the run config's init section (init.teacher: the kickstart teacher)
 LEAGUE_STATE_KEY = "five_league_pool"
+CURRICULUM_STATE_KEY = "five_curriculum"
 SAMPLES_OPTIMIZED = "samples_optimized"
 AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
 
@@ -104,11 +108,24 @@ class FivePPOLearner(PPOTorchLearner):
         super().build()
         self._five_entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
         self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
+        self.curriculum_state = None  # the curriculum's state (callbacks/opponents.py), saved with the learner
         pipeline = self._learner_connector
         if pipeline is not None:  # GAE on the env runners' values (PPO appended RLlib's connector last)
             for i, c in enumerate(pipeline.connectors):
                 if type(c) is GeneralAdvantageEstimation:
                     pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
+        self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
+        self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
+        teacher = (self.config.learner_config_dict.get(INIT_KEY) or {}).get("teacher")
+        if teacher:
+            from policies.references import load_module
+            self._teacher = load_module(teacher).to(self._device).eval()
+            for p in self._teacher.parameters():
+                p.requires_grad_(False)
+            mine = self.module[MAIN].unwrapped().get_initial_state()["h"].shape
+            if self._teacher.get_initial_state()["h"].shape != mine or not hasattr(self._teacher, "team_groups"):
+                raise ValueError(f"init.teacher {teacher!r}: the kickstart teacher must be an OpenAI Five module with "
+                                 f"the policy's LSTM size {mine[0]} (it reads the policy's LSTM state)")
         threads = int(self.config.learner_config_dict.get("learner_threads", 0))
         self._threads = ThreadChooser(os.cpu_count() or 1) if threads == 0 and self._device.type == "cpu" else None
         self._fixed_threads = threads or None
@@ -191,11 +208,16 @@ class FivePPOLearner(PPOTorchLearner):
     def set_league_state(self, state):
         self.league_state = state
 
+    def set_curriculum_state(self, state):
+        self.curriculum_state = state
+
     @override(PPOTorchLearner)
     def get_state(self, *args, **kwargs):
         state = super().get_state(*args, **kwargs)
         if self.league_state is not None:
             state[LEAGUE_STATE_KEY] = self.league_state
+        if self.curriculum_state is not None:
+            state[CURRICULUM_STATE_KEY] = self.curriculum_state
         return state
 
     @override(PPOTorchLearner)
@@ -203,10 +225,12 @@ class FivePPOLearner(PPOTorchLearner):
         super().set_state(state)
         if LEAGUE_STATE_KEY in state:
             self.league_state = state[LEAGUE_STATE_KEY]
+        if CURRICULUM_STATE_KEY in state:
+            self.curriculum_state = state[CURRICULUM_STATE_KEY]
 
     # ---- schedules ---------------------------------------------------------------------------------------------------
     def set_schedule_values(self, values: dict):
-        """Applies scheduled hyperparameters: "lr", "entropy_coeff", "gamma" (any subset)."""
+        """Applies scheduled hyperparameters: "lr", "entropy_coeff", "gamma", "kickstart_coeff" (any subset)."""
         if "lr" in values:
             for optimizer in self._named_optimizers.values():
                 self._set_optimizer_lr(optimizer, float(values["lr"]))
@@ -216,13 +240,15 @@ class FivePPOLearner(PPOTorchLearner):
             for c in self._learner_connector.connectors:
                 if isinstance(c, GeneralAdvantageEstimation):
                     c.gamma = float(values["gamma"])
+        if "kickstart_coeff" in values:
+            self._kickstart_coeff = float(values["kickstart_coeff"])
         return self.get_schedule_values()
 
     def get_schedule_values(self) -> dict:
         lrs = [self._get_optimizer_lr(o) for o in self._named_optimizers.values()]
         gammas = [c.gamma for c in self._learner_connector.connectors if isinstance(c, GeneralAdvantageEstimation)]
         return {"lr": float(lrs[0]) if lrs else None, "entropy_coeff": self._five_entropy_coeff,
-                "gamma": float(gammas[0]) if gammas else None}
+                "gamma": float(gammas[0]) if gammas else None, "kickstart_coeff": self._kickstart_coeff}
 
     # ---- loss --------------------------------------------------------------------------------------------------------
     @override(PPOTorchLearner)
@@ -268,6 +294,21 @@ class FivePPOLearner(PPOTorchLearner):
             total = total + self.curr_kl_coeffs_per_module[module_id] * kl
         else:
             kl = torch.zeros((), device=adv.device)
+
+        if self._teacher is not None and self._kickstart_coeff <= 0:  # annealed away: no teacher forward pass
+            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": 0.0}, key=module_id, window=1)
+        elif self._teacher is not None:
+            # kickstarting (Schmitt et al. 2018): KL from the teacher's action distribution to the policy's on the
+            # policy's own states, weighted by the annealed kickstart_coeff. The teacher reads the policy's LSTM state
+            # at each sequence start (its own was never computed along these games): the policy starts as the
+            # teacher (init.checkpoint), so the two states agree best while the weight is high
+            with torch.no_grad():
+                teacher_out = self._teacher.forward_train(batch)
+            teacher_dist = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
+            kickstart = masked_mean(teacher_dist.kl(dist))
+            total = total + self._kickstart_coeff * kickstart
+            self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
+                                  key=module_id, window=1)
 
         if WIN_LOGIT in fwd_out and WIN_LABEL in batch:
             aux = masked_mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL],

@@ -86,15 +86,29 @@ def load_module(path: str):
                      f"nor an RLModule checkpoint directory")
 
 
+MODEL_PREFIX = "model:"  # an agent named "model:PATH" is the module checkpoint at PATH (a bare path works too)
+
+
+def agent_path(name: str) -> str | None:
+    """The checkpoint path an agent name stands for ("model:PATH" or PATH), None for a name of AGENTS; a name that
+    is neither is a ValueError naming what is allowed."""
+    if name in AGENTS:
+        return None
+    path = name[len(MODEL_PREFIX):] if name.startswith(MODEL_PREFIX) else name
+    if not os.path.exists(path):
+        raise ValueError(f"agent {name!r}: neither an agent name (one of {sorted(AGENTS)}) nor a checkpoint path "
+                         f"({MODEL_PREFIX}PATH or PATH)")
+    return path
+
+
 def agent_maker(name: str, explore: bool = True, env=None):
     """A function seed -> a fresh agent: one of policies.agents.AGENTS by name, or a ModuleAgent of the checkpoint
-    at path `name` (loaded once; explore: sample its actions as in training; False: the most likely ones). With
-    `env` (a MobaEnv), a checkpoint trained on another game (mode, max_units) is a ValueError."""
-    if name in AGENTS:
+    at path `name` ("model:PATH" or PATH; loaded once; explore: sample its actions as in training; False: the most
+    likely ones). With `env` (a MobaEnv), a checkpoint trained on another game (mode, max_units) is a ValueError."""
+    path = agent_path(name)
+    if path is None:
         return lambda seed: make_agent(name, seed)
-    if not os.path.exists(name):
-        raise ValueError(f"agent {name!r}: neither an agent name (one of {sorted(AGENTS)}) nor a checkpoint path")
-    module = load_module(name)
+    module = load_module(path)
     if env is not None and module.observation_space != env.observation_spaces[env.possible_agents[0]]:
         raise ValueError(f"checkpoint {name!r} was trained on another game: its observation space is not that of "
                          f"mode {env.cfg.mode!r} with max_units {env.cfg.max_units} (play it in its own mode)")

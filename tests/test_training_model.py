@@ -362,11 +362,13 @@ def test_update_normalizers_counts_only_valid_steps_and_units():
     m = mask.numpy()
     n_valid = int(m.sum())
     assert module.norm["global"].count.item() == n_valid
-    np.testing.assert_allclose(module.norm["global"].mean.numpy(), obs["global"].numpy()[m].mean(0), rtol=1e-6)
+    np.testing.assert_allclose(module.norm["global"].mean.numpy(), obs["global"].numpy()[m].astype(np.float64).mean(0),
+                               rtol=1e-6)
     valid_units = m[..., None] & (obs["unit_valid"].numpy() > 0)
     assert module.norm["units"].count.item() == valid_units.sum()
     assert valid_units.sum() < m.sum() * obs["units"].shape[2]  # the padding rows were really skipped
-    np.testing.assert_allclose(module.norm["units"].mean.numpy(), obs["units"].numpy()[valid_units].mean(0),
+    np.testing.assert_allclose(module.norm["units"].mean.numpy(),
+                               obs["units"].numpy()[valid_units].astype(np.float64).mean(0),
                                rtol=1e-5, atol=1e-6)
     assert module.norm["heroes"].count.item() == n_valid * obs["heroes"].shape[2]
     n_team = obs["private_lanes"].shape[2]

@@ -1,0 +1,116 @@
+"""Training opponents beyond self-play (policies/curriculum.py, callbacks/opponents.py, the batched env runner's
+fixed agents): the mix's shares, the curriculum's promotions, fixed agents playing inside the runner without
+becoming training data, results flowing to the driver, and the curriculum carried by checkpoints."""
+from __future__ import annotations
+
+import csv
+import os
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from policies.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum, OpponentMix
+from policies.ratings import DRAW, LOSS, WIN
+from test_training_e2e import build_algo, tiny_smoke
+
+
+# ---- the mix and the curriculum, without Ray -------------------------------------------------------------------------
+def test_the_mix_draws_each_kind_with_its_share():
+    shares = {SELF: 0.5, LEAGUE: 0.2, CURRICULUM: 0.2, "scripted_1": 0.1}
+    mix = OpponentMix(shares, seed=0)
+    n = 20000
+    counts = Counter(mix.draw() for _ in range(n))
+    observed = np.array([counts[k] for k in shares])
+    expected = n * np.array(list(shares.values()))
+    assert (((observed - expected) ** 2) / expected).sum() < 16.3  # chi-square, 3 degrees of freedom, p = 0.001
+    with pytest.raises(ValueError, match="sum to 1"):
+        OpponentMix({SELF: 0.5, "random": 0.2})
+
+
+def test_the_curriculum_moves_up_once_the_window_is_won_often_enough():
+    c = Curriculum(["random", "scripted_1", "scripted_2"], window=4, promote_at=0.75)
+    assert c.current == "random"
+    for score in (WIN, LOSS, WIN):  # 3 games: the window is not full yet
+        assert not c.record("random", score)
+    assert not c.record("scripted_1", WIN)  # games against another agent do not count
+    assert c.record("random", WIN, iteration=5)  # 3 of the last 4 won: up a level, with a fresh window
+    assert c.current == "scripted_1" and len(c.recent) == 0 and c.promotions == [(5, 1)]
+    for score in (WIN, DRAW, LOSS, WIN, WIN):  # a draw is not a win; the window slides over the last 4
+        assert not c.record("scripted_1", score)  # the last 4: draw, loss, win, win = 0.5
+    assert c.record("scripted_1", WIN) and c.current == "scripted_2"  # loss, win, win, win = 0.75
+    c2 = Curriculum(["a", "b"], window=2, promote_at=1.0)
+    for _ in range(5):
+        c2.record("a", WIN)
+    assert c2.current == "b"
+    for _ in range(5):
+        assert not c2.record("b", WIN)  # the top level stays
+
+
+def test_the_curriculum_state_round_trips_and_follows_a_changed_ladder():
+    c = Curriculum(["random", "scripted_1", "scripted_2"], window=3, promote_at=0.6)
+    for _ in range(3):
+        c.record("random", WIN, iteration=2)
+    c.record("scripted_1", WIN)
+    state = c.state_dict()
+    same = Curriculum.from_state_dict(state)
+    assert same.state_dict() == state
+    longer = Curriculum.from_state_dict(state, ["random", "noop", "scripted_1", "scripted_2", "scripted_3"])
+    assert longer.current == "scripted_1" and list(longer.recent) == [1.0]
+
+
+# ---- in training -----------------------------------------------------------------------------------------------------
+def test_fixed_agents_play_inside_the_runner_and_never_become_training_data(ray_session):
+    from test_five_learner import runner_and_learner
+    runner, _ = runner_and_learner(tiny_smoke(opponents__fixed={"scripted": 1.0},
+                                              resources__num_envs_per_env_runner=2))
+    episodes = runner.sample(num_timesteps=120, explore=True)  # 60 steps per env: a game of 38 steps ends in each
+    games = runner._games
+    assert all(g.fixed is not None and len(g.fixed_agents) == 1 for g in games)
+    for g in games:  # main plays the other side only; its episodes hold only its hero
+        assert g.main_agents == [a for a in g.agents if a not in g.fixed_agents]
+    assert sum(len(e) for e in episodes) == 120  # one main hero per env step: the fixed agent's steps are absent
+    assert {e.module_id for e in episodes} == {"main"}
+    results = runner._five_opponents.drain()
+    assert len(results) == 2 and {name for name, _ in results} == {"scripted"}
+    assert all(score in (WIN, DRAW, LOSS) for _, score in results)
+
+
+def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpoint(ray_session, no_home_results,
+                                                                                    tmp_path):
+    cfg = tiny_smoke(resources__num_env_runners=1,
+                     opponents__curriculum={"share": 0.5, "ladder": ["noop", "random", "scripted_1"], "window": 3,
+                                            "promote_at": 0.5},
+                     opponents__fixed={"random": 0.25}, opponents__time_limit_outcome="points")
+    algo = build_algo(cfg)
+    try:
+        seen = []
+        for _ in range(3):
+            r = algo.train()
+            seen.append(r["opponents"])
+            mix, level = r["opponents"]["mix"], r["opponents"]["curriculum_agent"]
+            assert mix[SELF] == pytest.approx(0.25) and sum(mix.values()) == pytest.approx(1.0)
+            assert mix[level] >= 0.5 and mix["random"] >= 0.25  # the curriculum's share goes to the current level
+        assert sum(s["fixed_games"] for s in seen) >= 3  # games against fixed agents ended and were counted
+        with open(os.path.join(algo.logdir, "opponents.csv")) as f:
+            rows = list(csv.DictReader(f))
+        assert {r["opponent"] for r in rows} >= {"random"}
+        assert sum(int(r["games"]) for r in rows) == sum(s["fixed_games"] for s in seen)
+        # the driver's level reaches the runners (set by hand here: promotions need wins)
+        algo._five_curriculum.level = 2
+        algo.train()
+        assert algo.env_runner_group.foreach_env_runner(
+            lambda er: er._five_opponents.level_agent, local_env_runner=False) == ["scripted_1"]
+        path = str(tmp_path / "ckpt")
+        algo.save_checkpoint(path)
+        state = algo._five_curriculum.state_dict()
+    finally:
+        algo.stop()
+    restored = build_algo(cfg)
+    try:
+        restored.load_checkpoint(path)
+        assert restored._five_curriculum.state_dict() == state
+        assert restored.env_runner_group.foreach_env_runner(
+            lambda er: er._five_opponents.level_agent, local_env_runner=False) == ["scripted_1"]
+    finally:
+        restored.stop()

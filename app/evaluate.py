@@ -1,7 +1,7 @@
 """Plays one agent against another over several games, both sides, and can keep every game as a replay.
 
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
-        [--games 4] [--time-limit S] [--seed 0] [--greedy] [--replay-dir DIR [--replay-every S] [--html]]
+        [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
 
 An agent is a name of ``policies.agents.AGENTS`` ("scripted", "random", "noop") or the path of a checkpoint (an
 algorithm checkpoint or an RLModule directory; its actions are sampled as in training unless ``--greedy``). The agent
@@ -45,9 +45,12 @@ def parse_args(argv=None):
     p.add_argument("--replay-every", type=float, default=1.0, metavar="S",
                    help="game seconds between replay records (default 1)")
     p.add_argument("--html", action="store_true", help="with --replay-dir: also write each replay's HTML page")
+    p.add_argument("--workers", type=int, default=1, help="processes playing the games (default 1)")
     args = p.parse_args(argv)
     if args.games < 1:
         p.error("--games must be >= 1")
+    if args.workers < 1:
+        p.error("--workers must be >= 1")
     if args.time_limit < 0:
         p.error("--time-limit must be >= 0")
     if args.replay_every <= 0:
@@ -57,7 +60,9 @@ def parse_args(argv=None):
     return args
 
 
-def evaluate(args, log=print) -> dict:
+def play_games(args, games: list) -> list:
+    """Plays the games with the given indices (game g: the agent plays side_of_game(g), seed args.seed + g); returns
+    a result dict per game. Each call loads the agents once."""
     from app.env.moba_env import MobaEnv
     from app.env.replay_file import ReplayWriter, read_replay
     from app.replay import page_path, write_page
@@ -70,9 +75,8 @@ def evaluate(args, log=print) -> dict:
     labels = agent_label(args.agent), agent_label(args.opponent)
     if args.replay_dir:
         os.makedirs(args.replay_dir, exist_ok=True)
-    wins = draws = points = 0
-    replays, pages = [], []
-    for g in range(args.games):
+    out = []
+    for g in games:
         side, seed = side_of_game(g), args.seed + g
         enemy = enemy_side(side)
         players = {side: make_agent(seed), enemy: make_opponent(seed + args.games)}
@@ -83,20 +87,40 @@ def evaluate(args, log=print) -> dict:
         s = play_game(env, players[TEAM_NAMES[0]], players[TEAM_NAMES[1]], seed=seed,
                       on_step=writer.on_step if writer else None)
         margin = team_margin(side, s["raw_return"])
-        wins += s["winner"] == side
-        draws += s["winner"] == NO_WINNER
-        points += game_score(side, s["winner"], margin, LIMIT_POINTS) == WIN
-        line = (f"game {g + 1}/{args.games}: {labels[0]} as {side} vs {labels[1]}: winner {s['winner']} at "
-                f"{s['game_time_s'] / 60:.1f} min, reward margin {margin:+.2f}")
+        result = {"game": g, "side": side, "winner": s["winner"], "game_time_s": s["game_time_s"], "margin": margin,
+                  "won": s["winner"] == side, "draw": s["winner"] == NO_WINNER,
+                  "points_won": game_score(side, s["winner"], margin, LIMIT_POINTS) == WIN, "replay": None,
+                  "page": None}
         if writer:
-            replays.append(writer.path)
-            line += f", replay {writer.path}"
+            result["replay"] = writer.path
             if args.html:
-                pages.append(write_page(*read_replay(writer.path), page_path(writer.path)))
-        log(line)
+                result["page"] = write_page(*read_replay(writer.path), page_path(writer.path))
+        out.append(result)
+    return out
+
+
+def evaluate(args, log=print) -> dict:
+    """All of args.games games, in args.workers processes (each loads the agents once)."""
+    labels = agent_label(args.agent), agent_label(args.opponent)
+    workers = max(1, min(getattr(args, "workers", 1), args.games))
+    if workers == 1:
+        results = play_games(args, list(range(args.games)))
+    else:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(workers) as pool:
+            parts = pool.map(play_games, [args] * workers, [list(range(k, args.games, workers))
+                                                             for k in range(workers)])
+            results = sorted((r for part in parts for r in part), key=lambda r: r["game"])
+    for r in results:
+        log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} vs {labels[1]}: winner {r['winner']} at "
+            f"{r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}"
+            + (f", replay {r['replay']}" if r["replay"] else ""))
+    wins, draws = sum(r["won"] for r in results), sum(r["draw"] for r in results)
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
             "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
-            "points_win_rate": points / args.games, "replays": replays, "pages": pages}
+            "points_win_rate": sum(r["points_won"] for r in results) / args.games,
+            "replays": [r["replay"] for r in results if r["replay"]],
+            "pages": [r["page"] for r in results if r["page"]]}
 
 
 def main(argv=None) -> int:

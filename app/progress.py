@@ -21,8 +21,9 @@ from policies.module_ids import MAIN
 
 METRICS_CSV = "metrics.csv"
 SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6
-PROGRESS_COLUMNS = ("iteration", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s", "episode_return",
-                    "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate", "game_minutes",
+PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s",
+                    "episode_return", "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate",
+                    "game_minutes",
                     "win_rate_vs_random", "win_rate_vs_scripted", "points_win_rate_vs_random",
                     "points_win_rate_vs_scripted", "reward_margin_vs_random",
                     "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "trueskill_version",
@@ -46,7 +47,8 @@ def progress_row(result: dict) -> dict:
     agent_steps = er.get("num_agent_steps_sampled", {})
     agent_steps = sum(agent_steps.values()) if isinstance(agent_steps, dict) else agent_steps
     return {
-        "iteration": result.get("training_iteration"), "time_s": round(result.get("time_total_s", 0.0), 1),
+        "iteration": result.get("training_iteration"), "timestamp": result.get("timestamp"),  # unix time, wall
+        "time_s": round(result.get("time_total_s", 0.0), 1),
         "env_steps": er.get("num_env_steps_sampled_lifetime"),
         "env_steps_per_s": round(er.get("num_env_steps_sampled", 0) / dt, 1),
         "agent_steps_per_s": round((agent_steps or 0) / dt, 1),

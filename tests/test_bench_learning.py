@@ -1,0 +1,29 @@
+"""scripts/bench_learning.py: when a ladder level counts as reached, and the win-rate interval of the final games."""
+from __future__ import annotations
+
+import pytest
+
+from scripts.bench_learning import GOAL_MIN_GAMES, first_reached, wilson
+
+
+def rows(*spec):
+    """opponents.csv rows from (iteration, opponent, games, wins)."""
+    return [{"iteration": str(it), "opponent": name, "games": str(g), "wins": str(w)} for it, name, g, w in spec]
+
+
+def test_a_level_is_reached_at_the_first_80_percent_over_20_games():
+    data = rows((1, "random", 10, 10), (2, "random", 9, 9),  # 19 games: not enough yet
+                (3, "random", 2, 0),  # 21 games, 19 won (90%): reached at iteration 3
+                (4, "scripted_1", 12, 8), (5, "scripted_1", 10, 7),  # 22 games, 15 won: 68%
+                (6, "scripted_1", 10, 10),  # the last whole iterations with >= 20 games: 20 games, 17 won: 85%
+                (7, "scripted_2", 30, 20))  # 67%: never reached
+    wall = {i: 10.0 * i for i in range(1, 8)}
+    reached = first_reached(data, wall)
+    assert reached == {"random": (30.0, 3), "scripted_1": (60.0, 6)}
+    assert GOAL_MIN_GAMES == 20
+
+
+def test_wilson_interval():
+    low, high = wilson(80, 100)
+    assert low == pytest.approx(0.711, abs=2e-3) and high == pytest.approx(0.867, abs=2e-3)
+    assert wilson(0, 20)[0] == pytest.approx(0.0, abs=1e-9) and wilson(20, 20)[1] == pytest.approx(1.0, abs=1e-9)

@@ -76,6 +76,7 @@ def build_algo_config(cfg: dict):
     from callbacks.metrics import GameMetricsCallback
     from callbacks.opponents import OPPONENTS_KEY, OpponentsCallback
     from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
+    from callbacks.trial_files import STORAGE_KEY
     from callbacks.trueskill_rating import TRUESKILL_KEY, TrueSkillCallback
     from policies.five_learner import INIT_KEY, FivePPOLearner
     from policies.five_module import FiveModelConfig, FiveRLModule
@@ -117,6 +118,7 @@ def build_algo_config(cfg: dict):
                                  "learner_threads": res["learner_threads"], STALENESS_KEY: ppo["staleness"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
                                  OPPONENTS_KEY: opponent_settings(cfg), INIT_KEY: cfg["init"],
+                                 STORAGE_KEY: cfg["storage_path"],
                                  TRUESKILL_KEY: load_trueskill_settings(cfg)})
         .callbacks([InitWeightsCallback, ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback,
                     OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks])

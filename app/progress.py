@@ -8,15 +8,14 @@ values, the losses, and the reward per hero and game minute from each raw signal
 """
 from __future__ import annotations
 
-import os
-
 from ray.rllib.utils.annotations import override
 from ray.tune import Callback
 
 from app.env.rewards import SIGNALS
 from app.game.teams import NO_WINNER
 from callbacks.metrics import signal_rates
-from callbacks.trial_files import append_csv_rows
+from callbacks import run_storage
+from callbacks.trial_files import append_csv_rows, drop_rows_after
 from policies.module_ids import MAIN
 
 METRICS_CSV = "metrics.csv"
@@ -103,18 +102,27 @@ def progress_line(row: dict, trial: str = "") -> str:
 
 
 class ProgressCallback(Callback):
-    """Prints a line per iteration and appends it to <run_dir>/metrics.csv."""
+    """Prints a line per iteration and appends it to <run_dir>/metrics.csv (a local path or a storage URI).
+
+    The resume rule (callbacks/trial_files.py): the first row of a trial in this process, or one whose iteration
+    does not follow the trial's last (a trial restored from a checkpoint), first drops the trial's rows from that
+    iteration on, which a driver killed after the checkpoint wrote."""
 
     def __init__(self, run_dir: str):
         super().__init__()
         self.run_dir = run_dir
+        self._last = {}  # trial id -> the iteration of its last row written by this process
 
     @override(Callback)
     def on_trial_result(self, iteration, trials, trial, result, **info):
         row = progress_row(result)
         tag = f"[{trial.trial_id}] " if len(trials) > 1 else ""
         print(progress_line(row, tag), flush=True)
-        append_csv_rows(os.path.join(self.run_dir, METRICS_CSV), ("trial",) + PROGRESS_COLUMNS,
-                        [{"trial": trial.trial_id, **row}])
+        path = run_storage.join(self.run_dir, METRICS_CSV)
+        it = row["iteration"]
+        if it is not None and self._last.get(trial.trial_id, -1) + 1 != it:
+            drop_rows_after(path, it - 1, where={"trial": trial.trial_id})
+        self._last[trial.trial_id] = it
+        append_csv_rows(path, ("trial",) + PROGRESS_COLUMNS, [{"trial": trial.trial_id, **row}])
 
 

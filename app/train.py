@@ -22,9 +22,10 @@ from app import ray_output
 
 ray_output.quiet_ray_env()  # before anything imports Ray: it reads some of these settings at import
 
-from app import train_config  # noqa: E402
+from app import cluster_checks, train_config  # noqa: E402
 from app.algorithm import ENV_NAME, build_algo_config, make_training_env, param_space  # noqa: E402
 from app.progress import ProgressCallback, progress_row  # noqa: E402
+from callbacks import run_storage  # noqa: E402
 
 
 def local_num_cpus(resources: dict) -> int:
@@ -58,28 +59,47 @@ def main(argv=None) -> int:
 
     from app.env.compiled import compile_ahead
     torch.set_num_threads(cfg["resources"]["torch_threads"])
-    storage = os.path.abspath(cfg["storage_path"])
-    run_dir = os.path.join(storage, cfg["name"])
+    storage = cfg["storage_path"] = run_storage.absolute(cfg["storage_path"])  # a job runs in a copy of the directory
+    address = os.environ.get("RAY_ADDRESS")
+    try:  # the cluster boundary, before anything starts (app/cluster_checks.py)
+        cluster_checks.check_storage(storage)
+        if address and not ray.is_initialized():
+            cluster_checks.check_ray_address(address)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    run_dir = run_storage.join(storage, cfg["name"])
     if args.resume and not tune.Tuner.can_restore(run_dir):
         print(f"error: --resume: no run to continue in {run_dir}", file=sys.stderr)
         return 2
-    if not args.resume and os.path.exists(run_dir):
+    if not args.resume and run_storage.exists(run_dir):
         cfg["name"] = f"{cfg['name']}_{time.strftime('%Y%m%d_%H%M%S')}"
         print(f"a run named {os.path.basename(run_dir)!r} exists: this one is {cfg['name']!r} "
               f"(--resume continues the existing one)", flush=True)
-        run_dir = os.path.join(storage, cfg["name"])
+        run_dir = run_storage.join(storage, cfg["name"])
     # compile the engine once, here and with a message, rather than silently in every env runner at once
     compile_ahead(log=lambda line: print(line, flush=True))
     ray_output.drop_noise_records()
     if ray.is_initialized():
         pass  # an embedding process (a test session, a notebook) already started Ray: use it
-    elif os.environ.get("RAY_ADDRESS"):
-        ray.init()
+    elif address:
+        try:
+            ray.init()
+        except (ConnectionError, RuntimeError, ValueError) as e:
+            print(f"error: RAY_ADDRESS={address!r}: cannot connect ({type(e).__name__}: {e}); "
+                  f"{cluster_checks.ADDRESS_HELP}", file=sys.stderr)
+            return 2
     else:
         ray.init(num_cpus=local_num_cpus(cfg["resources"]), include_dashboard=False, logging_level=logging.WARNING,
                  runtime_env=ray_output.worker_runtime_env())
     register_env(ENV_NAME, make_training_env)
     algo_config = build_algo_config(cfg)
+    try:
+        cluster_checks.check_resources(PPO.default_resource_request(algo_config).required_resources,
+                                       ray.cluster_resources(), cfg["resources"])
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
             for k, v in cfg["stop"].items()}
     train_config.RunStopper.current = stop  # also what a resumed run stops at
@@ -98,10 +118,9 @@ def main(argv=None) -> int:
                               errored=ResumeConfig.ResumeType.RESUME)
         tuner = tune.Tuner.restore(run_dir, trainable=PPO, _resume_config=resume)
     else:
-        os.makedirs(run_dir, exist_ok=True)
-        with open(os.path.join(run_dir, "run_config.yaml"), "w") as f:
-            import yaml
-            yaml.safe_dump(cfg, f, sort_keys=False)
+        import yaml
+        run_storage.write_bytes(run_storage.join(run_dir, "run_config.yaml"),
+                                yaml.safe_dump(cfg, sort_keys=False).encode())
         tuner = tune.Tuner(PPO, param_space=param_space(cfg, algo_config), run_config=run_config)
     print(f"{'resuming' if args.resume else 'training'} {cfg['name']!r}: progress lines below; metrics.csv, "
           f"checkpoints and TensorBoard files in {run_dir} (tensorboard --logdir {run_dir})", flush=True)

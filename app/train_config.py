@@ -18,7 +18,7 @@ A run config (tune_configs/*.yaml) has these sections; every key is optional and
     init: {checkpoint, teacher}      # INIT_DEFAULTS (start from pretrained weights; the kickstart loss's teacher)
     stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime
     checkpoint: {frequency, num_to_keep, at_end}
-    storage_path: results
+    storage_path: results          # a local path, or a URI every node of a cluster reaches (s3://, gs://, file://)
     sweep: {"section.key": [values, ...]}   # a Tune grid search
 
 A malformed config fails here, before Ray starts, with a message that names the key.
@@ -100,6 +100,9 @@ RESOURCE_DEFAULTS = {
     "num_cpus": 0,  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
     # GPUs of the learner (0: it runs on the CPU; 1: on one GPU, the env runners staying on the CPU)
     "num_gpus_per_learner": 0,
+    # the cluster adds nodes on demand (Ray's autoscaler, deploy/cluster.yaml): a run may then ask for more CPUs and
+    # GPUs than the cluster has when it starts (false: the training CLI refuses such a run at once, app/cluster_checks)
+    "autoscaling": False,
 }
 EVALUATION_DEFAULTS = {"interval": 0, "games": 4, "opponents": ["random"], "time_limit_s": 600.0,
                        "explore": True,  # sample actions as in training (False: the most likely ones)
@@ -291,8 +294,9 @@ def validate(raw: dict) -> dict:
         for v in vals:
             validate(set_key(copy.deepcopy({x: y for x, y in raw.items() if x != "sweep"}), k, v))
     cfg["sweep"] = dict(sweep)
-    if not isinstance(cfg["storage_path"], str):
-        _bad("storage_path", "must be a path string")
+    if not isinstance(cfg["storage_path"], str) or not cfg["storage_path"]:
+        _bad("storage_path", f"must be a path or a URI (s3://bucket/path, gs://..., file:///...), got "
+                             f"{cfg['storage_path']!r}")
     return cfg
 
 

@@ -18,6 +18,7 @@ from policies import agents
 from policies.module_agent import ModuleAgent
 from policies.module_ids import MAIN
 from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
+from callbacks import run_storage
 from callbacks.trial_files import TrialFilesCallback
 
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
@@ -96,10 +97,21 @@ class EvaluationCallback(TrialFilesCallback):
         module.set_state(algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN])
         env_config = {k: v for k, v in algorithm.config.env_config.items() if k in cfg["env_keys"]}
         env_config["time_limit_s"] = cfg["time_limit_s"]
-        replays = replay_paths(self.trial_path(algorithm, REPLAY_DIR), algorithm.iteration,
-                               algorithm.iteration // cfg["interval"] - 1, cfg["opponents"], cfg["games"],
-                               cfg["replay_every"])
+        target = self.trial_path(algorithm, REPLAY_DIR)
+        # replays are written as they are played: to a local directory, then copied when the storage is a URI
+        local = os.path.join(algorithm.logdir, REPLAY_DIR) if run_storage.is_uri(target) else target
+        written = []
+        paths = replay_paths(local, algorithm.iteration, algorithm.iteration // cfg["interval"] - 1, cfg["opponents"],
+                             cfg["games"], cfg["replay_every"])
+
+        def replays(opponent, game):
+            path = paths(opponent, game)
+            written.extend([path] if path else [])
+            return path
+
         res = evaluate_module(module, env_config, cfg["opponents"], cfg["games"],
                               seed=SEED_STRIDE * algorithm.iteration, explore=cfg["explore"], replays=replays)
+        for path in written:
+            run_storage.upload_file(path, run_storage.join(target, os.path.basename(path)))
         res["wall_s"] = time.time() - t
         result["evaluation_games"] = res

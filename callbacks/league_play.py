@@ -28,6 +28,7 @@ Driver side, after every iteration (``on_train_result``):
 """
 from __future__ import annotations
 
+import io
 import os
 import time
 
@@ -37,6 +38,7 @@ from ray.rllib.utils.annotations import override
 
 from app.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_agent
 from callbacks.metrics import RAW_RETURN_KEY
+from callbacks import run_storage
 from callbacks.trial_files import TrialFilesCallback, append_csv_rows
 from policies.league import OpponentPool
 from policies.module_ids import MAIN, SLOT_PREFIX
@@ -56,15 +58,18 @@ def league_mapping_fn(agent_id, episode, **kwargs):
     return MAIN
 
 
-def save_weights(state: dict, path: str):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    torch.save(state, tmp)
-    os.replace(tmp, path)  # a reader never sees half a file
+def save_weights(state: dict, location: str):
+    """Saves module weights to a local path or a storage URI (callbacks/run_storage.py); a reader never sees half a
+    file."""
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    run_storage.write_bytes(location, buf.getvalue())
 
 
-def load_weights(path: str) -> dict:
-    return torch.load(path, weights_only=False)
+def load_weights(location: str) -> dict:
+    """Weights saved by save_weights, from a local path or a storage URI (an env runner on any node of the cluster
+    reads them from the run's storage)."""
+    return torch.load(io.BytesIO(run_storage.read_bytes(location)), weights_only=False)
 
 
 # ---- env runner side -------------------------------------------------------------------------------------------------
@@ -203,6 +208,8 @@ def league_settings(config) -> dict:
 
 
 class LeagueCallback(TrialFilesCallback):
+    CSV_FILES = (CSV_NAME,)
+
     # -- env runners --
     @override(TrialFilesCallback)
     def on_episode_created(self, *, episode, env_runner=None, env_index=0, **kwargs):
@@ -226,6 +233,7 @@ class LeagueCallback(TrialFilesCallback):
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        super().on_checkpoint_loaded(algorithm=algorithm, **kwargs)
         if not league_settings(algorithm.config):
             return
         results = algorithm.learner_group.foreach_learner(lambda learner: learner.league_state)
@@ -273,7 +281,7 @@ class LeagueCallback(TrialFilesCallback):
 
 def push_table(algorithm, forget_slots: bool = False):
     pool, root = algorithm._five_pool, TrialFilesCallback.trial_dir(algorithm)
-    table = ([v.version for v in pool.versions], [os.path.join(root, v.weights_path) for v in pool.versions],
+    table = ([v.version for v in pool.versions], [run_storage.join(root, v.weights_path) for v in pool.versions],
              pool.probabilities().tolist())
     algorithm.env_runner_group.foreach_env_runner(lambda er: install_table(er, table, forget_slots),
                                                   local_env_runner=True)

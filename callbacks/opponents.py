@@ -118,6 +118,8 @@ def install_level(env_runner, agent: str) -> None:
 
 # ---- driver side -----------------------------------------------------------------------------------------------------
 class OpponentsCallback(TrialFilesCallback):
+    CSV_FILES = (CSV_NAME,)
+
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         settings = opponent_settings(algorithm.config)
@@ -126,6 +128,7 @@ class OpponentsCallback(TrialFilesCallback):
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        super().on_checkpoint_loaded(algorithm=algorithm, **kwargs)
         settings = opponent_settings(algorithm.config)
         if not settings.get("ladder"):
             return

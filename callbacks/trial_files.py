@@ -1,46 +1,86 @@
 """The base of the callbacks that keep files in their trial's directory: the league's weights and league.csv, the
-TrueSkill ratings' trueskill.csv.
+opponents' opponents.csv, the TrueSkill ratings' trueskill.csv; and the CSV rows of a run (also how the training CLI
+grows its metrics.csv).
 
 The files go to the trial's directory in Tune's storage, next to progress.csv and the checkpoints, so that they
-survive the Ray session and ``--resume`` finds them. Under Tune, ``Algorithm.logdir`` is a working directory inside
-the Ray session's temporary files (not synced by default), so it is only the fallback, for an Algorithm built outside
-Tune. The storage is assumed to be a local (or mounted) path. ``append_csv_rows`` is also how the training CLI grows
-its metrics.csv.
+survive the Ray session and ``--resume`` finds them. The storage is a local (or mounted) path, or a URI that every
+node reaches (callbacks/run_storage.py): the run's storage path travels in ``config.learner_config_dict`` under
+``STORAGE_KEY``, and a URI there makes the trial directory a URI. Under Tune, ``Algorithm.logdir`` is a working
+directory inside the Ray session's temporary files (not synced by default), so it is only the fallback, for an
+Algorithm built outside Tune.
+
+Rows and resumes. The CSVs have a row (or rows) per iteration, appended as the run goes. A driver killed after a
+checkpoint of iteration k has written rows of later iterations that the resumed run writes again, so restoring a
+checkpoint of iteration k drops every row of an iteration after k (``drop_rows_after``; trueskill.csv: of a rated
+version after k): each file then holds what the checkpoint's run had written up to it, once.
 """
 from __future__ import annotations
 
 import csv
+import io
 import os
+import posixpath
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
+from ray.rllib.utils.annotations import override
+
+from callbacks import run_storage
+
+STORAGE_KEY = "five_storage"  # the run's storage path (a local path or a URI) in config.learner_config_dict
+ITERATION = "iteration"
 
 
-def append_csv_rows(path: str, columns, rows) -> None:
+def append_csv_rows(location: str, columns, rows) -> None:
     """Appends dict rows to a CSV (header written when the file is new; keys outside `columns` are an error)."""
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    new = not os.path.exists(path)
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
-        if new:
-            w.writeheader()
-        w.writerows(rows)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns)
+    if not run_storage.exists(location):
+        w.writeheader()
+    w.writerows(rows)
+    run_storage.append_text(location, buf.getvalue())
 
 
-def read_csv_rows(path: str) -> list[dict]:
+def _read(location: str) -> tuple[list[str], list[dict]]:
+    if not run_storage.exists(location):
+        return [], []
+    reader = csv.DictReader(io.StringIO(run_storage.read_bytes(location).decode()))
+    rows = list(reader)
+    return list(reader.fieldnames or []), rows
+
+
+def read_csv_rows(location: str) -> list[dict]:
     """The rows of a CSV as dicts of strings ([] when there is no file yet)."""
-    if not os.path.exists(path):
-        return []
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    return _read(location)[1]
+
+
+def drop_rows_after(location: str, iteration: int, where: dict | None = None) -> int:
+    """The resume rule: drops the rows whose "iteration" is above `iteration` (only those matching `where`, a dict
+    of column values, when given); returns how many were dropped."""
+    columns, rows = _read(location)
+    keep = [r for r in rows if not (all(r.get(k) == v for k, v in (where or {}).items())
+                                    and r.get(ITERATION) not in (None, "") and float(r[ITERATION]) > iteration)]
+    if len(keep) < len(rows):
+        buf = io.StringIO()
+        w = csv.DictWriter(buf, fieldnames=columns)
+        w.writeheader()
+        w.writerows(keep)
+        run_storage.write_bytes(location, buf.getvalue().encode())
+    return len(rows) - len(keep)
 
 
 class TrialFilesCallback(RLlibCallback):
-    """Gives a callback its trial's directory (``trial_dir``) and the paths of its files there (``trial_path``)."""
+    """Gives a callback its trial's directory (``trial_dir``) and the locations of its files there (``trial_path``).
+    A subclass lists its per-iteration CSVs in ``CSV_FILES``: restoring a checkpoint trims them (the resume rule)."""
+
+    CSV_FILES: tuple[str, ...] = ()
 
     @staticmethod
     def trial_dir(algorithm) -> str:
         storage = getattr(algorithm, "_storage", None)
         if storage is not None and getattr(storage, "trial_dir_name", None):
+            root = (algorithm.config.learner_config_dict or {}).get(STORAGE_KEY)
+            if root and run_storage.is_uri(root):
+                return run_storage.join(root, posixpath.relpath(storage.trial_fs_path, storage.storage_fs_path))
             path = storage.trial_fs_path
             if os.path.isabs(path):
                 os.makedirs(path, exist_ok=True)
@@ -49,4 +89,9 @@ class TrialFilesCallback(RLlibCallback):
 
     @classmethod
     def trial_path(cls, algorithm, *parts: str) -> str:
-        return os.path.join(cls.trial_dir(algorithm), *parts)
+        return run_storage.join(cls.trial_dir(algorithm), *parts)
+
+    @override(RLlibCallback)
+    def on_checkpoint_loaded(self, *, algorithm, **kwargs):
+        for name in self.CSV_FILES:
+            drop_rows_after(self.trial_path(algorithm, name), algorithm.iteration)

@@ -187,10 +187,13 @@ def kill_at_exit(actor):
 class TrueSkillCallback(TrialFilesCallback):
     """Every `every` iterations, sends the current "main" weights to the TrueSkill actor; reports what it finished."""
 
+    CSV_FILES = (CSV_NAME,)  # its "iteration" is the rated version: a resume drops the versions after the checkpoint
+
     def __init__(self):
         super().__init__()
         self.results = []  # every finished result, oldest first
-        self._actor = None
+        self._spec = None  # the rated module's spec (None: the rating is off)
+        self._actor = None  # started with the first version to rate
         self._poll_ref = None  # the poll in flight
 
     @override(TrialFilesCallback)
@@ -201,9 +204,15 @@ class TrueSkillCallback(TrialFilesCallback):
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
         reference_ratings(cfg["references"])  # fail here, not in the actor, when a reference is unrated
         references_outcome_rule(cfg["references"], cfg["time_limit_outcome"])  # or rated under another rule
-        spec = RLModuleSpec.from_module(algorithm.get_module(MAIN))
+        self._spec = RLModuleSpec.from_module(algorithm.get_module(MAIN))
+
+    def _start_actor(self, algorithm):
+        """The rating actor, started with the first version to rate: a resumed run's trueskill.csv has been trimmed to
+        its checkpoint by then (the resume rule, callbacks/trial_files.py), and its last rated mu is where the next
+        version starts."""
+        cfg = trueskill_settings(algorithm)
         self._actor = actor = TrueSkillRaterActor.remote(
-            cfg["references"], spec.build, games=cfg["games"], time_limit_s=cfg["time_limit_s"],
+            cfg["references"], self._spec.build, games=cfg["games"], time_limit_s=cfg["time_limit_s"],
             cpu_share=cfg["cpu_share"], start_mu=last_rated_mu(self.trial_path(algorithm, CSV_NAME)),
             explore=cfg["explore"], time_limit_outcome=cfg["time_limit_outcome"])
         # RLlib has no "algorithm stopped" callback: kill the actor when this process exits, before its game thread
@@ -212,9 +221,11 @@ class TrueSkillCallback(TrialFilesCallback):
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
-        """A resumed run: the version of the restored iteration is rated now if it is due and not rated yet (the
-        stopped run's actor died with it, and with it any version it had not finished)."""
-        if self._actor is None:
+        """A resumed run: trueskill.csv loses the versions rated after the checkpoint; the version of the restored
+        iteration is rated now if it is due and not rated yet (the stopped run's actor died with it, and with it any
+        version it had not finished)."""
+        super().on_checkpoint_loaded(algorithm=algorithm, **kwargs)
+        if self._spec is None:
             return
         it = algorithm.iteration
         rated = {int(r["version"]) for r in read_csv_rows(self.trial_path(algorithm, CSV_NAME))}
@@ -222,16 +233,20 @@ class TrueSkillCallback(TrialFilesCallback):
             self._submit(algorithm)
 
     def _submit(self, algorithm):
+        if self._actor is None:
+            self._start_actor(algorithm)
         state = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         self._actor.submit.remote(algorithm.iteration, state)  # fire and forget
 
     @override(TrialFilesCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
-        if self._actor is None:
+        if self._spec is None:
             return
         cfg = trueskill_settings(algorithm)
         if algorithm.iteration % cfg["every"] == 0:
             self._submit(algorithm)
+        if self._actor is None:
+            return
         finished = self._poll()
         for r in [r for r in finished if "error" in r]:
             logger.warning("TrueSkill rating of version %s failed: %s", r["version"], r["error"])

@@ -187,17 +187,22 @@ def test_the_callback_reports_finished_versions_and_writes_the_csv(ray_session, 
 
 def test_a_resumed_run_rates_the_restored_version_when_it_was_due_and_not_rated(spec, tmp_path):
     """The stopped run's actor died with the version it had not finished: a restored iteration that was due is
-    submitted again (with the restored weights), one already in trueskill.csv is not."""
+    submitted again (with the restored weights), one already in trueskill.csv is not. Versions rated after the
+    checkpoint (by a driver killed later) leave trueskill.csv: the resumed run rates them again."""
     from types import SimpleNamespace
     algo = FakeAlgorithm({"every": 20}, spec.build(), str(tmp_path))
-    T.append_csv(str(tmp_path / T.CSV_NAME), [{"version": 20, "mu": 3.0, "sigma": 5.0, "games": 2, "wins": 1,
-                                               "draws": 1, "losses": 0, "wall_s": 1.0}])
+    path = str(tmp_path / T.CSV_NAME)
+    T.append_csv(path, [{"version": v, "mu": mu, "sigma": 5.0, "games": 2, "wins": 1, "draws": 1, "losses": 0,
+                         "wall_s": 1.0} for v, mu in ((20, 3.0), (60, 9.0))])
     cb, submitted = T.TrueSkillCallback(), []
+    cb._spec = spec
     cb._actor = SimpleNamespace(submit=SimpleNamespace(remote=lambda v, state: submitted.append(v)))
     for it in (20, 30, 40):
         algo.iteration = it
         cb.on_checkpoint_loaded(algorithm=algo)
     assert submitted == [40]  # 20 is rated, 30 was never due
+    assert [int(r["version"]) for r in T.read_csv_rows(path)] == [20]  # 60 was rated after the checkpoint
+    assert T.last_rated_mu(path) == 3.0  # where the next version starts
 
 
 def test_a_version_is_rated_only_under_the_rule_of_its_references(version_module):

@@ -35,6 +35,23 @@ def local_num_cpus(resources: dict) -> int:
     return resources["num_cpus"] or max(os.cpu_count() or 1, resources["num_env_runners"] + 1)
 
 
+def save_experiment_state_at_every_checkpoint() -> bool:
+    """Makes Tune write its experiment state to the storage after every trial checkpoint, so that ``--resume`` after a
+    killed driver continues from the latest checkpoint. Tune forces that write only every ``num_to_keep`` trial
+    checkpoints and otherwise syncs it every 300 s (SyncConfig.sync_period): a driver killed in between would resume
+    from an older checkpoint (docs/rllib_notes.md section 8). Returns False if this Ray has no such hook."""
+    from ray.tune.execution import experiment_state
+    manager = getattr(experiment_state, "_ExperimentCheckpointManager", None)
+    if manager is None or not hasattr(manager, "on_trial_checkpoint"):
+        return False
+
+    def on_trial_checkpoint(self, trial):
+        self._should_force_sync_up = True  # read by the manager's next checkpoint(): written and synced, waited for
+
+    manager.on_trial_checkpoint = on_trial_checkpoint
+    return True
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", required=True, help="a YAML run config (tune_configs/)")
@@ -93,6 +110,7 @@ def main(argv=None) -> int:
         ray.init(num_cpus=local_num_cpus(cfg["resources"]), include_dashboard=False, logging_level=logging.WARNING,
                  runtime_env=ray_output.worker_runtime_env())
     register_env(ENV_NAME, make_training_env)
+    save_experiment_state_at_every_checkpoint()
     algo_config = build_algo_config(cfg)
     try:
         cluster_checks.check_resources(PPO.default_resource_request(algo_config).required_resources,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import glob
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -36,7 +37,7 @@ def start_server(port: int = 0) -> tuple[subprocess.Popen, str]:
 
 
 def test_a_killed_game_server_fails_its_games_then_the_runner_reconnects(ray_session, no_home_results):
-    """The server under the env runner's games is killed mid-run (SIGKILL): the step fails with an error naming the
+    """The server under the env runner's games is killed mid-run (SIGKILL): sampling fails with an error naming the
     server's address, RLlib restarts the env runner, and once a server is back on that address the new runner
     plays there: iterations and step counts never go back."""
     server, address = start_server()
@@ -47,10 +48,12 @@ def test_a_killed_game_server_fails_its_games_then_the_runner_reconnects(ray_ses
     try:
         first = algo.train()
         pid = group.foreach_env_runner(lambda er: os.getpid(), local_env_runner=False)[0]
+        handle = group.foreach_env_runner(lambda er: ray_session.get_runtime_context().current_actor,
+                                          local_env_runner=False)[0]
         server.kill()
         server.wait(timeout=10)
         with pytest.raises(Exception, match=re.escape(f"game server {address} unavailable")):
-            group.foreach_env_runner(lambda er: er.sample(num_timesteps=STEPS), local_env_runner=False)
+            ray_session.get(handle.sample.remote(num_timesteps=STEPS), timeout=120)
         restarted, _ = start_server(int(address.rsplit(":", 1)[1]))
         results, deadline = [first], time.time() + 240
         while results[-1]["env_runners"]["num_env_steps_sampled_lifetime"] <= first["env_runners"][
@@ -66,8 +69,7 @@ def test_a_killed_game_server_fails_its_games_then_the_runner_reconnects(ray_ses
         for proc in (server, restarted):
             if proc is not None and proc.poll() is None:
                 proc.kill()
-    log = restarted.stderr.read() if restarted.poll() is not None else ""
-    assert "created game" in log or not log  # the restarted runner's games (when the log could be read)
+    assert "created game" in restarted.stderr.read()  # the restarted runner played on the server that came back
 
 
 # ---- the driver killed with SIGKILL, then --resume -------------------------------------------------------------------
@@ -85,13 +87,6 @@ def read(path) -> list[dict]:
         return []
     with open(path) as f:
         return list(csv.DictReader(f))
-
-
-def learner_state(checkpoint: str) -> dict:
-    """The learner's state in a checkpoint: weights, optimizer, league pool and curriculum."""
-    import pickle
-    with open(os.path.join(checkpoint, "learner_group", "learner", "state.pkl"), "rb") as f:
-        return pickle.load(f)
 
 
 def test_driver_killed_after_its_second_checkpoint_resumes_where_the_checkpoint_left(tmp_path):
@@ -129,7 +124,7 @@ def test_driver_killed_after_its_second_checkpoint_resumes_where_the_checkpoint_
                          capture_output=True, text=True, timeout=400)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     k = int(re.search(r"iter\s+(\d+)", out.stdout).group(1)) - 1  # the resumed run's first iteration is k + 1
-    assert k == 4, f"resumed from iteration {k}, not from the second checkpoint (4)"
+    assert k == 4, f"resumed from iteration {k}, not from the second checkpoint (4): {out.stdout[-4000:]}"
     after = snapshot()
 
     # metrics.csv: every iteration once; the rows up to the checkpoint as they were; the steps go on
@@ -153,26 +148,32 @@ def test_driver_killed_after_its_second_checkpoint_resumes_where_the_checkpoint_
     rated = [int(r["version"]) for r in after["*/trueskill.csv"]]
     assert len(rated) == len(set(rated))
 
-    # the learner's state: the resumed run started from the checkpoint's weights, optimizer, pool and curriculum
+    # the learner's state: the resumed run started from the checkpoint's weights and optimizer, pool and curriculum
     at_k = learner_state(next(c for c in checkpoints if c.endswith("checkpoint_000001")))
     final = learner_state(sorted(glob.glob(str(run_dir / "*" / "checkpoint_*")))[-1])
-    steps_k = {s["step"] for s in at_k["optimizer"]["main_optim"]["state"].values()} if False else None
-    del steps_k
     assert_continues(at_k, final)
+
+
+def learner_state(checkpoint: str) -> dict:
+    """The learner's state in a checkpoint: optimizer, league pool and curriculum."""
+    with open(os.path.join(checkpoint, "learner_group", "learner", "state.pkl"), "rb") as f:
+        return pickle.load(f)
 
 
 def assert_continues(at_k: dict, final: dict) -> None:
     """The final checkpoint's learner went on from the checkpoint's: Adam's step counts grew from the checkpoint's
-    (a fresh start would count from 0), the league pool and the curriculum extend the checkpoint's."""
+    (a fresh start counts from 0), the league pool and the curriculum extend the checkpoint's."""
     from policies.five_learner import CURRICULUM_STATE_KEY, LEAGUE_STATE_KEY
 
     def adam_steps(state):
-        return [float(torch.as_tensor(s["step"])) for opt in state["optimizer"].values()
-                for s in opt["state"].values() if "step" in s]
+        return [float(torch.as_tensor(s["step"])) for s in state["optimizer"]["main_default_optimizer"]["state"][
+            "state"].values()]
 
     assert adam_steps(at_k) and min(adam_steps(final)) > max(adam_steps(at_k))
-    pool_k, pool = at_k[LEAGUE_STATE_KEY], final[LEAGUE_STATE_KEY]
-    assert pool["versions"][:len(pool_k["versions"])] == pool_k["versions"] or len(pool["versions"]) > len(
-        pool_k["versions"])
+
+    def pool(state):
+        return [(v["version"], v["iteration"], v["weights_path"]) for v in state[LEAGUE_STATE_KEY]["versions"]]
+
+    assert pool(final)[:len(pool(at_k))] == pool(at_k) and len(pool(final)) > len(pool(at_k))
     cur_k, cur = at_k[CURRICULUM_STATE_KEY], final[CURRICULUM_STATE_KEY]
-    assert cur["level"] >= cur_k["level"]
+    assert cur["promotions"][:len(cur_k["promotions"])] == cur_k["promotions"] and cur["level"] >= cur_k["level"]

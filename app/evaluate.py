@@ -70,6 +70,9 @@ def play_games(args, games: list) -> list:
     from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
     from policies.references import agent_maker
 
+    if getattr(args, "workers", 1) > 1:  # one torch thread per worker process: they share the cores
+        import torch
+        torch.set_num_threads(1)
     env = MobaEnv({"mode": args.mode, "evaluation": True, "time_limit_s": args.time_limit, "seed": args.seed})
     make_agent, make_opponent = (agent_maker(a, not args.greedy, env) for a in (args.agent, args.opponent))
     labels = agent_label(args.agent), agent_label(args.opponent)
@@ -106,8 +109,10 @@ def evaluate(args, log=print) -> dict:
     if workers == 1:
         results = play_games(args, list(range(args.games)))
     else:
+        import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(workers) as pool:
+        # spawned, not forked: a fork of a process whose torch or numba threads already run can deadlock
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
             parts = pool.map(play_games, [args] * workers, [list(range(k, args.games, workers))
                                                              for k in range(workers)])
             results = sorted((r for part in parts for r in part), key=lambda r: r["game"])

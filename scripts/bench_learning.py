@@ -84,14 +84,17 @@ def latest_checkpoint(run_dir: str) -> str | None:
     return found[-1] if found else None
 
 
-def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, workers: int, log=print) -> dict:
+def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, workers: int, log=print,
+                     seed: int = FINAL_SEED) -> dict:
+    """Opponent -> the checkpoint's games against it (app.evaluate: evaluation mode, sides alternating, seeds from
+    `seed`), with the win rate's 95% Wilson interval."""
     from app.evaluate import evaluate
     out = {}
     for opponent, games in opponents.items():
         if games <= 0:
             continue
         args = argparse.Namespace(agent=checkpoint, opponent=opponent, mode=mode, games=games, time_limit=0.0,
-                                  seed=FINAL_SEED, greedy=greedy, replay_dir=None, replay_every=1.0, html=False,
+                                  seed=seed, greedy=greedy, replay_dir=None, replay_every=1.0, html=False,
                                   workers=workers)
         s = evaluate(args, log=lambda line: None)
         out[opponent] = {k: s[k] for k in ("games", "wins", "draws", "losses", "win_rate", "points_win_rate")}

@@ -1,0 +1,123 @@
+"""Ships a trained agent: its module weights go to ``models/<name>/`` with a model card (issue 17).
+
+    python scripts/ship_model.py CHECKPOINT --name hok_1v1 [--run-dir results/<run>] [--games 100] \
+        [--lower-games 40] [--workers 2] [--notes TEXT]
+
+CHECKPOINT is a run's checkpoint (its "main" module is taken) or a module checkpoint (``python -m app.pretrain``).
+The module is written as an RLlib RLModule checkpoint (the weights and the observation statistics, a few MB), then
+evaluated against every level of the reference ladder on seeds never used in training (``--games`` against the full
+scripted bot, ``--lower-games`` against each lower level, sides alternating, actions sampled as in training), and
+``models/<name>/README.md`` (the model card: mode, config, training time, hardware, the measured win rates and the
+command lines to watch and play it) and ``card.json`` are written. Any tool that takes an agent takes the result:
+``scripts/play.py --radiant model:models/<name>``, ``python -m app.evaluate --agent model:models/<name>``,
+``opponents.fixed`` of a run config, and the replay viewer.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
+EVAL_SEED = 2_000_000  # the card's games: seeds far from training's and the learning benchmark's
+
+
+def hardware() -> str:
+    return f"{os.cpu_count()} CPU cores ({platform.processor() or platform.machine()}), no GPU"
+
+
+def training_summary(run_dir: str | None) -> dict:
+    """The run's config, its training time and steps (from run_config.yaml and metrics.csv)."""
+    if not run_dir:
+        return {}
+    import csv
+
+    import yaml
+    out = {"run_dir": os.path.abspath(run_dir)}
+    path = os.path.join(run_dir, "run_config.yaml")
+    if os.path.exists(path):
+        with open(path) as f:
+            out["config"] = yaml.safe_load(f)
+    path = os.path.join(run_dir, "metrics.csv")
+    if os.path.exists(path):
+        with open(path) as f:
+            rows = list(csv.DictReader(f))
+        if rows:
+            last = rows[-1]
+            out.update({"iterations": int(last["iteration"]), "training_seconds": float(last["time_s"]),
+                        "env_steps": float(last["env_steps"] or 0)})
+    return out
+
+
+def card_markdown(card: dict) -> str:
+    lines = [f"# {card['name']}", "", f"A {card['mode']} agent of openfive: the OpenAI Five network "
+             f"(policies/five_module.py), trained with PPO on this project's MOBA engine.", "",
+             "## Use it", "", "```bash",
+             f"python scripts/play.py --mode {card['mode']} --radiant model:models/{card['name']} --dire scripted "
+             f"--replay /tmp/{card['name']}.jsonl && python -m app.replay /tmp/{card['name']}.jsonl",
+             f"python -m app.evaluate --agent model:models/{card['name']} --opponent scripted_3 --mode "
+             f"{card['mode']} --games 20 --workers 2", "```", "",
+             "## Measured win rates", "",
+             f"Evaluation games (no training randomization, seeded jitter), seeds from {card['eval_seed']}, sides "
+             f"alternating, actions sampled as in training; a win is a destroyed ancient (crystal) within the mode's "
+             f"time limit. Measured on {card['hardware']} with `{card['eval_command']}`.", "",
+             "| opponent | games | won | drawn | lost | win rate (95% CI) | points win rate |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in card["win_rates"].items():
+        lines.append(f"| `{name}` | {r['games']} | {r['wins']} | {r['draws']} | {r['losses']} | "
+                     f"{r['win_rate']:.0%} ({r['win_rate_ci95'][0]:.2f}-{r['win_rate_ci95'][1]:.2f}) | "
+                     f"{r['points_win_rate']:.0%} |")
+    t = card.get("training", {})
+    lines += ["", "## Training", ""]
+    if t:
+        lines.append(f"- run: `{t.get('run_dir')}`; {t.get('iterations')} iterations, {t.get('env_steps', 0):,.0f} env "
+                     f"steps, {t.get('training_seconds', 0) / 60:.0f} minutes of training")
+    lines.append(f"- hardware: {card['hardware']}")
+    if card.get("notes"):
+        lines.append(f"- {card['notes']}")
+    if t.get("config"):
+        import yaml
+        lines += ["", "Run config:", "", "```yaml", yaml.safe_dump(t["config"], sort_keys=False).rstrip(), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint")
+    p.add_argument("--name", required=True, help="the model's directory under models/")
+    p.add_argument("--run-dir", help="the run that trained it (its config and training time go in the card)")
+    p.add_argument("--games", type=int, default=100, help="games against the full scripted bot")
+    p.add_argument("--lower-games", type=int, default=40, help="games against every lower ladder level")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--notes", default="", help="a line for the card (how it was trained)")
+    args = p.parse_args(argv)
+    from policies.ladder import LADDER
+    from policies.references import load_module
+    from scripts.bench_learning import TOP_LEVEL, final_evaluation
+
+    out = os.path.join(MODELS_DIR, args.name)
+    module = load_module(args.checkpoint)
+    mode = "5v5" if module.observation_space["me"].shape[0] == 5 else "1v1"
+    module.save_to_path(out)
+    t = time.time()
+    games = {level: args.games if level == TOP_LEVEL else args.lower_games for level in LADDER}
+    win_rates = final_evaluation(out, mode, games, greedy=False, workers=args.workers, seed=EVAL_SEED)
+    card = {"name": args.name, "mode": mode, "source_checkpoint": os.path.abspath(args.checkpoint),
+            "hardware": hardware(), "eval_seed": EVAL_SEED, "eval_seconds": round(time.time() - t, 1),
+            "eval_command": " ".join(["python scripts/ship_model.py"] + (argv if argv is not None else sys.argv[1:])),
+            "win_rates": win_rates, "training": training_summary(args.run_dir), "notes": args.notes}
+    with open(os.path.join(out, "card.json"), "w") as f:
+        json.dump(card, f, indent=1)
+    with open(os.path.join(out, "README.md"), "w") as f:
+        f.write(card_markdown(card))
+    print(json.dumps({k: card[k] for k in ("name", "mode", "win_rates", "eval_seconds")}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -53,6 +53,9 @@ def parse_args(argv=None):
     p.add_argument("--class-weight-power", default=bc.CLASS_WEIGHT_POWER,
                    help=f"class weights (f_max / f_c) ** power of the primary actions (default {bc.CLASS_WEIGHT_POWER};"
                         " 0: unweighted)")
+    p.add_argument("--prev-action-noise", default=bc.PREV_ACTION_NOISE,
+                   help=f"share of training steps whose previous-action input is another step's (default "
+                        f"{bc.PREV_ACTION_NOISE})")
     p.add_argument("--lr", default=bc.LEARNING_RATE, help=f"Adam's learning rate (default {bc.LEARNING_RATE})")
     p.add_argument("--minutes", default=0.0, help="wall-clock budget of games and training (0 = none)")
     p.add_argument("--check-games", default=ks.CHECK_GAMES,
@@ -112,13 +115,15 @@ def settings_from_args(args) -> dict:
         "dagger_epochs": _number(args, "dagger_epochs", float, 0.0, "a number >= 0"),
         "beta": _number(args, "beta", float, 0.0, "a number in [0, 1]"),
         "class_weight_power": _number(args, "class_weight_power", float, 0.0, "a number >= 0"),
+        "prev_action_noise": _number(args, "prev_action_noise", float, 0.0, "a number in [0, 1]"),
         "lr": _number(args, "lr", float, 1e-12, "a number > 0"),
         "minutes": _number(args, "minutes", float, 0.0, "a number >= 0 (0 = no budget)"),
         "check_games": _number(args, "check_games", int, 0, "an int >= 0"),
         "greedy_check": not args.no_greedy_check,
         "seed": _number(args, "seed", int, 0, "an int >= 0")}
-    if out["settings"]["beta"] > 1:
-        raise ValueError(f"--beta: must be a number in [0, 1], got {args.beta!r}")
+    for name in ("beta", "prev_action_noise"):
+        if out["settings"][name] > 1:
+            raise ValueError(f"--{name.replace('_', '-')}: must be a number in [0, 1], got {getattr(args, name)!r}")
     return out
 
 

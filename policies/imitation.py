@@ -48,6 +48,11 @@ SEGMENT_STEPS = 1024  # an epoch cuts each game into segments of this many steps
 VALUE_LOSS_WEIGHT = 0.5  # of the value regression, next to the policy's cross-entropy
 CLASS_WEIGHT_POWER = 0.5  # class weight (f_max / f_c) ** power of the teacher's primary action
 MAX_CLASS_WEIGHT = 20.0
+# share of the training steps whose previous-action input (private_prev_action) is swapped with another random step's:
+# the teacher's next action is nearly always its previous one, so a clone can learn to repeat its last action (the
+# "copycat" problem of behaviour cloning with action histories, Wen et al. 2020); in play it then kept walking up the
+# lane at 4% health. With the swap the previous action stops being a reliable answer
+PREV_ACTION_NOISE = 0.5
 GRAD_CLIP = 5.0  # global gradient norm, as PPO's grad_clip (app/train_config.PPO_DEFAULTS)
 EVAL_LANES = 256  # lanes of the no-gradient passes (normalizer updates, agreement)
 
@@ -244,9 +249,17 @@ def make_optimizer(module, lr: float = LEARNING_RATE):
     return torch.optim.Adam(module.parameters(), lr=lr, betas=(0.9, 0.999))
 
 
+def swap_prev_actions(obs: dict, share: float, generator: torch.Generator):
+    """In place: for a `share` of the batch's steps, the previous-action input becomes that of another random step."""
+    x = obs["private_prev_action"]
+    flat = x.reshape(-1, *x.shape[2:])
+    pick = torch.rand(flat.shape[0], generator=generator) < share
+    flat[pick] = flat[torch.randint(flat.shape[0], (int(pick.sum()),), generator=generator)]
+
+
 def fit(module, prepared: list[Prepared], epochs: float, weights: np.ndarray, optimizer, rng,
-        lanes: int = BATCH_LANES, value_weight: float = VALUE_LOSS_WEIGHT, deadline: float | None = None,
-        progress=None) -> dict:
+        lanes: int = BATCH_LANES, value_weight: float = VALUE_LOSS_WEIGHT, prev_action_noise: float = PREV_ACTION_NOISE,
+        deadline: float | None = None, progress=None) -> dict:
     """Trains `module` for `epochs` passes over `prepared` (a fraction ends the last pass early; so does
     `deadline`, a time.time()). `progress(steps, parts)` after every SGD step. Returns the steps trained, the
     epochs done and the mean loss parts of the last epoch."""
@@ -256,9 +269,12 @@ def fit(module, prepared: list[Prepared], epochs: float, weights: np.ndarray, op
     total = sum(len(p.traj) for p in prepared)
     budget = int(epochs * total)
     done, parts_sum, n_parts = 0, {}, 0
+    generator = torch.Generator().manual_seed(int(rng.integers(2 ** 31)))
 
     def step(batch, state_in):
         nonlocal done, n_parts
+        if prev_action_noise > 0:
+            swap_prev_actions(batch["obs"], prev_action_noise, generator)
         loss, parts, state_out = bc_loss(module, batch, state_in, w, value_weight)
         optimizer.zero_grad()
         loss.backward()

@@ -5,7 +5,8 @@
 - DAgger games (Ross et al. 2011, "dataset aggregation"): the student (an RLModule) plays, sampling its actions; the
   teacher runs in shadow on the student's observations from the game's start (so that a stateful teacher's memory
   follows the game) and labels every student step. With probability ``beta`` a step executes the teacher's action
-  instead of the student's (the DAgger mixture); the label is the teacher's either way.
+  instead of the student's (the DAgger mixture); the label is the teacher's either way. Only the student's heroes are
+  recorded (a teacher opponent's steps are not the student's states).
 - Check games: the student against an agent, nothing recorded (win rates).
 
 Games run in the training env (a callable ``make_env``: ``app.algorithm.make_training_env`` with the run's settings,
@@ -59,6 +60,12 @@ class GamePlan:
 
     def side(self, side: str) -> str:
         return self.radiant if side == TEAM_NAMES[0] else self.dire
+
+    @property
+    def recorded_side(self) -> str:
+        """Who is recorded: the student where it plays (a teacher opponent's steps are not its states), else the
+        teacher."""
+        return STUDENT if STUDENT in (self.radiant, self.dire) else TEACHER
 
 
 @dataclass
@@ -128,7 +135,7 @@ class _Game:
             agent.reset(self.ids[side])
             self.agents[side] = agent
         self.student_ids = [a for s in TEAM_NAMES if plan.side(s) == STUDENT for a in self.ids[s]]
-        self.recorded = [a for s in TEAM_NAMES if plan.record and plan.side(s) in (TEACHER, STUDENT)
+        self.recorded = [a for s in TEAM_NAMES if plan.record and plan.side(s) == plan.recorded_side
                          for a in self.ids[s]]
         self.steps = {a: {"obs": [], "actions": [], "rewards": []} for a in self.recorded}
         self.rng = np.random.default_rng(plan.seed)

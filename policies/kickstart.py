@@ -7,7 +7,7 @@
    seen the data.
 3. DAgger rounds: the clone plays ``dagger_games`` games (sampling its actions; a step executes the teacher's action
    with probability ``beta``, which halves every round) against the opponents of ``DAGGER_OPPONENTS`` in turn, the
-   teacher labelling every one of its steps in shadow; the games join the data (aggregated) and the clone trains
+   teacher labelling every one of its steps in shadow; its steps join the data (aggregated) and the clone trains
    ``dagger_epochs`` passes over all of it.
 4. Held-out agreement: the last ``1 / HELD_OUT_EVERY`` of each collection's games (at least one game) are never
    trained on; the clone's most likely action is compared with the teacher's on them.
@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from app.env.actions import PRIMARY_NAMES
-from app.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_agent, side_of_game
+from app.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
 from policies import imitation as bc
 from policies.imitation_data import STUDENT, TEACHER, GamePlan, game_step_limit, return_scale
 from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
@@ -58,6 +58,7 @@ class KickstartSettings:
     lanes: int = bc.BATCH_LANES
     class_weight_power: float = bc.CLASS_WEIGHT_POWER
     value_weight: float = bc.VALUE_LOSS_WEIGHT
+    prev_action_noise: float = bc.PREV_ACTION_NOISE
     check_games: int = CHECK_GAMES
     greedy_check: bool = True
     minutes: float = 0.0  # wall-clock budget of games + training (0 = none); the checks come after it
@@ -133,9 +134,11 @@ def run(module, make_env, make_check_env, make_teacher, teacher: str, settings: 
     def train(label, prepared, epochs, deadline):
         total = epochs * sum(len(p.traj) for p in prepared)
         b = _bar(bar, label, total)
+
+        def progress(n, parts):
+            b.update(n, " ".join(f"{k} {v:.3f}" for k, v in parts.items()))
         r = bc.fit(module, prepared, epochs, weights, optimizer, rng, lanes=s.lanes, value_weight=s.value_weight,
-                   deadline=deadline, progress=lambda n, parts: b.update(n, " ".join(
-                       f"{k} {v:.3f}" for k, v in parts.items())))
+                   prev_action_noise=s.prev_action_noise, deadline=deadline, progress=progress)
         b.close(f"{r['epochs']:.2f} epochs, policy {r.get('policy', 0):.3f} value {r.get('value', 0):.3f}")
         return r
 
@@ -176,7 +179,7 @@ def run(module, make_env, make_check_env, make_teacher, teacher: str, settings: 
         t_games = time.time() - t
         bc.update_normalizers(module, new)
         prepared += bc.prepare(new, gamma, scale)
-        held_student += bc.prepare([x for x in held_new if _is_student(plans, x)], gamma, scale)
+        held_student += bc.prepare(held_new, gamma, scale)
         fit = train(f"DAgger {r} training", prepared, s.dagger_epochs, deadline)
         report["dagger"].append({"round": r, "beta": beta, "games": len(plans),
                                  "hero_steps": sum(len(x) for x in trajs), "games_s": t_games,
@@ -204,11 +207,6 @@ def run(module, make_env, make_check_env, make_teacher, teacher: str, settings: 
     timings["check_s"] = time.time() - t
     report["timings"] = timings
     return report
-
-
-def _is_student(plans, traj) -> bool:
-    plan = next(p for p in plans if p.seed == traj.seed)
-    return plan.side(side_of_agent(traj.agent_id)) == STUDENT
 
 
 def _count(values) -> dict:

@@ -40,6 +40,33 @@ def make_training_env(env_config):
     return PostprocessedRewardEnv(base, **{k: env_config[k] for k in WRAPPER_KEYS if k in env_config})
 
 
+def training_env_config(cfg: dict) -> dict:
+    """The env_config of the training env (make_training_env) of a validated run config: its env section, the seed,
+    the reward post-processing at the schedules' initial values, the env runners' torch threads."""
+    from callbacks.schedules import schedule_values
+    initial = schedule_values(cfg["schedules"], 0, 0, cfg["env"].get("frameskip", DEFAULT_FRAMESKIP))
+    return {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
+            "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
+            "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
+            "torch_threads": cfg["resources"]["torch_threads"]}
+
+
+def five_module_spec(model: dict, env=None):
+    """The RLModuleSpec of "main" (and of the league's slots): FiveRLModule with the run config's `model` sizes
+    (FiveModelConfig, defaults filled in). With `env` (a MultiAgentEnv), its observation and action spaces; training
+    leaves them to RLlib, which takes them from the env. The kickstart (app/pretrain.py) builds its module here, so
+    that a run can load its weights into "main"."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+    from policies.five_module import FiveModelConfig, FiveRLModule
+    spaces = {}
+    if env is not None:
+        agent = env.possible_agents[0]
+        spaces = {"observation_space": env.observation_spaces[agent], "action_space": env.action_spaces[agent]}
+    return RLModuleSpec(module_class=FiveRLModule, model_config={**FiveModelConfig.from_dict(model).__dict__},
+                        **spaces)
+
+
 def load_trueskill_settings(cfg: dict) -> dict:
     """The in-training TrueSkill rating's settings, with the rated reference pool read in (app. J)."""
     ts = dict(cfg["trueskill"])
@@ -66,7 +93,6 @@ def build_algo_config(cfg: dict):
     """The RLlib PPOConfig of a validated run config."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from app.batched_env_runner import STALENESS_KEY, BatchedEnvRunner
     from callbacks.episode_memory import CompactEpisodeChunks
@@ -79,18 +105,13 @@ def build_algo_config(cfg: dict):
     from callbacks.trial_files import STORAGE_KEY
     from callbacks.trueskill_rating import TRUESKILL_KEY, TrueSkillCallback
     from policies.five_learner import INIT_KEY, FivePPOLearner
-    from policies.five_module import FiveModelConfig, FiveRLModule
     from policies.module_ids import MAIN, slot_module_ids
     from policies.win_label import AddWinLabel
 
     ppo, res = cfg["ppo"], cfg["resources"]
     frameskip = cfg["env"].get("frameskip", DEFAULT_FRAMESKIP)
     initial = schedule_values(cfg["schedules"], 0, 0, frameskip)
-    model = {**FiveModelConfig.from_dict(cfg["model"]).__dict__}
-    env_config = {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
-                  "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
-                  "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
-                  "torch_threads": res["torch_threads"]}
+    env_config = training_env_config(cfg)
     eval_cfg = {**cfg["evaluation"], "env_keys": [k for k in EVAL_ENV_KEYS if k in cfg["env"]]}
     # league play: frozen past versions play from a few opponent slots (callbacks/league_play.py)
     modules = [MAIN] + (slot_module_ids(cfg["league"]["slots"]) if cfg["league"]["enabled"] else [])
@@ -102,8 +123,8 @@ def build_algo_config(cfg: dict):
                      rollout_fragment_length="auto", batch_mode="truncate_episodes",
                      **({"env_runner_cls": BatchedEnvRunner} if res["env_runner"] == "batched" else {}))
         .multi_agent(policies=set(modules), policy_mapping_fn=league_mapping_fn, policies_to_train=[MAIN])
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            m: RLModuleSpec(module_class=FiveRLModule, model_config=model) for m in modules}))
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={m: five_module_spec(cfg["model"])
+                                                                     for m in modules}))
         .training(
             train_batch_size_per_learner=ppo["train_batch_size"], minibatch_size=ppo["minibatch_size"],
             num_epochs=ppo["num_epochs"], lr=initial["lr"], gamma=initial["gamma"], lambda_=ppo["gae_lambda"],

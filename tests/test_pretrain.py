@@ -1,0 +1,248 @@
+"""The kickstart of issue 17 (policies/imitation_data.py, imitation.py, kickstart.py, app/pretrain.py): the loss
+counts only the read parameters, sequences carry the LSTM state as a full forward pass does, the teacher labels the
+student's steps in shadow, the workers play the same games as one process, and the CLI writes a clone that loads and
+plays, or fails naming the option. Tiny games (a few game seconds) and a tiny network; no Ray session."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import yaml
+from ray.rllib.core.columns import Columns
+
+from app.env.actions import A_ATTACK, A_MOVE, ACTION_KEYS, N_PRIMARY, NOOP_ACTION
+from app.env.moba_env import MobaEnv
+from app.env.reward_wrapper import PostprocessedRewardEnv
+from app.game.abilities import UK_ATTACK
+from app.game.teams import TEAM_NAMES
+from policies import imitation as bc
+from policies.agents import make_agent, play_game
+from policies.imitation_data import (STUDENT, TEACHER, GamePlan, GameWorkers, Trajectory, discounted_returns,
+                                     play_games)
+from policies.references import agent_maker, load_module
+from test_training_model import TINY_MODEL, build_module, played_game
+
+torch.set_num_threads(1)
+TIME_LIMIT_S = 4.0  # 30 agent steps a game
+
+
+def tiny_env():
+    return PostprocessedRewardEnv(MobaEnv({"mode": "1v1", "time_limit_s": TIME_LIMIT_S,
+                                           "randomize": {"first_game_length": False}}))
+
+
+def scripted(seed):
+    return make_agent("scripted", seed)
+
+
+def teacher_games(n=2):
+    return play_games(tiny_env, [GamePlan(10 + k, TEACHER, TEACHER) for k in range(n)], scripted)
+
+
+class ShadowSpy:
+    """A stateful teacher: its k-th call since reset answers delay k % 4 (and a move with offset k % 9), and it keeps
+    the observations it was shown."""
+
+    def __init__(self, seed=0):
+        self.calls, self.seen, self.resets = 0, [], 0
+
+    def reset(self, agent_ids=None):
+        self.calls, self.resets = 0, self.resets + 1
+
+    def act(self, observations):
+        out = {}
+        for a, o in observations.items():
+            self.seen.append(o)
+            out[a] = {**NOOP_ACTION, "primary": A_MOVE, "delay": self.calls % 4, "offset_x": self.calls % 9}
+        self.calls += 1
+        return out
+
+
+# ---- the loss --------------------------------------------------------------------------------------------------------
+def test_the_loss_counts_only_the_parameters_the_teachers_primary_reads():
+    env, history = played_game("1v1")  # a scripted game long enough for attacks to be legal
+    a0 = env.possible_agents[0]
+    obs = {k: np.stack([o[a0][k] for o in history]) for k in history[0][a0]}
+    n = len(history)
+    module = build_module(env)
+    state = {k: torch.zeros(1, *np.shape(v)) for k, v in module.get_initial_state().items()}
+    attackable = (obs["action_mask"][:, A_ATTACK] > 0) & (obs["unit_masks"][:, UK_ATTACK].sum(-1) >= 2)
+    assert attackable.sum() > 10
+    column = {k: ACTION_KEYS.index(k) for k in ACTION_KEYS}
+
+    def loss(actions):
+        t = Trajectory(obs=obs, actions=actions, rewards=np.zeros(n, np.float32), truncated=False, win=1.0,
+                       source=TEACHER, seed=0)
+        batch = bc.gather(bc.prepare([t], 0.99, 1.0), [bc.Chunk(0, 0, n, True, False)], n, module.observation_space)
+        return bc.bc_loss(module, batch, state, torch.ones(N_PRIMARY), value_weight=0.0)[0].item()
+
+    def changed(actions, key, rows, value):
+        out = actions.copy()
+        out[rows, column[key]] = value(out[rows]) if callable(value) else value
+        return out
+
+    labels = np.tile(np.array([list(NOOP_ACTION.values())], np.int16), (n, 1))
+    labels[:, 0] = np.where(attackable, A_ATTACK, A_MOVE)
+    first_two = np.argsort(-obs["unit_masks"][:, UK_ATTACK], axis=-1, kind="stable")[:, :2]  # two legal rows
+    labels[:, column["target_unit"]] = np.where(attackable, first_two[:, 0], 0)
+    base = loss(labels)
+    moves, attacks = ~attackable, attackable
+    assert loss(changed(labels, "target_unit", moves, 3)) == pytest.approx(base, abs=1e-6)  # a move reads no unit
+    assert loss(changed(labels, "offset_x", attacks, 0)) == pytest.approx(base, abs=1e-6)  # an attack no offset
+    assert loss(changed(labels, "offset_x", moves, 0)) != pytest.approx(base, abs=1e-4)  # a move reads its offsets
+    other_row = changed(labels, "target_unit", attacks, lambda rows: first_two[attackable, 1])
+    assert loss(other_row) != pytest.approx(base, abs=1e-4)  # an attack reads its unit
+    assert loss(changed(labels, "delay", moves, 2)) != pytest.approx(base, abs=1e-4)  # every action reads its delay
+
+
+def test_class_weights_favour_rare_primary_actions_up_to_the_cap():
+    t = Trajectory(obs={}, actions=np.array([[0] + [0] * 4] * 99 + [[A_ATTACK] + [0] * 4], np.int16),
+                   rewards=np.zeros(100, np.float32), truncated=False, win=1.0, source=TEACHER, seed=0)
+    w = bc.class_weights([t], power=0.5, cap=5.0)
+    assert w[0] == 1.0 and w[A_ATTACK] == 5.0 and w[A_MOVE] == 1.0  # sqrt(99) capped at 5; absent: 1
+    assert bc.class_weights([t], power=0.0)[A_ATTACK] == 1.0
+
+
+def test_value_targets_are_discounted_returns_masked_before_a_time_limit():
+    r = np.array([1.0, 0.0, 2.0, 0.0], np.float32)
+    np.testing.assert_allclose(discounted_returns(r, 0.5), [1.5, 1.0, 2.0, 0.0])
+    t = Trajectory(obs={}, actions=np.zeros((4, 5), np.int16), rewards=r, truncated=True, win=0.5, source=TEACHER,
+                   seed=0)
+    g, mask = bc.value_targets(t, 0.5, scale=2.0)
+    np.testing.assert_allclose(g, [0.75, 0.5, 1.0, 0.0])
+    assert mask.tolist() == [True, True, False, False]  # 1 / (1 - gamma) = 2 steps before the cut
+
+
+# ---- sequences -------------------------------------------------------------------------------------------------------
+def test_segments_cover_every_step_once_and_chunks_carry_the_state():
+    rng = np.random.default_rng(0)
+    lengths = [37, 5, 64]
+    segments = bc.epoch_segments(lengths, segment_steps=16, seq_len=4, rng=rng)
+    seen = {i: np.zeros(n, int) for i, n in enumerate(lengths)}
+    for step in bc.lane_chunks(segments, lanes=3, seq_len=4):
+        for c in step.values():
+            assert 0 < c.stop - c.start <= 4
+            seen[c.index][c.start:c.stop] += 1
+            assert c.warm_up == (c.fresh and c.start > 0)
+    assert all((v == 1).all() for v in seen.values())
+
+
+def test_a_game_stepped_chunk_by_chunk_gives_the_full_sequence_forward():
+    _, trajs = teacher_games(1)
+    module = build_module(tiny_env())
+    bc.update_normalizers(module, trajs)
+    prepared = bc.prepare(trajs, 0.99, 1.0)
+    lengths = [len(t) for t in trajs]
+    seq_len = module.cfg.max_seq_len
+    assert max(lengths) > 3 * seq_len
+    chunked = {i: [] for i in range(len(trajs))}
+
+    def record(batch, state_in):
+        out, _ = bc.forward(module, batch, state_in)
+        for j, (c, logits) in enumerate(zip(record.chunks, out[Columns.ACTION_DIST_INPUTS])):
+            chunked[c.index].append(logits[:c.stop - c.start])
+        return out[Columns.STATE_OUT]
+
+    stream = bc.full_game_chunks(lengths, lanes=1, seq_len=seq_len)
+
+    def with_chunks():
+        for step in stream:
+            record.chunks = list(step.values())
+            yield step
+    with torch.no_grad():
+        bc.run_sequences(module, prepared, with_chunks(), seq_len, 1, record)
+        for i, n in enumerate(lengths):
+            batch = bc.gather(prepared, [bc.Chunk(i, 0, n, True, False)], n, module.observation_space)
+            state = {k: torch.zeros(1, *np.shape(v)) for k, v in module.get_initial_state().items()}
+            full, _ = bc.forward(module, batch, state)
+            torch.testing.assert_close(torch.cat(chunked[i]), full[Columns.ACTION_DIST_INPUTS][0], atol=1e-5,
+                                       rtol=1e-5)
+
+
+# ---- the teacher in shadow -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("beta", [0.0, 1.0])
+def test_the_teacher_labels_the_students_steps_in_shadow_from_the_games_start(beta):
+    env = tiny_env()
+    module = build_module(env)
+    spies = []
+
+    def make_spy(seed):
+        spies.append(ShadowSpy(seed))
+        return spies[-1]
+
+    plans = [GamePlan(5, STUDENT, "noop", source="dagger_1", beta=beta)]
+    summaries, trajs = play_games(tiny_env, plans, make_spy, student=module)
+    (t,) = trajs
+    (spy,) = spies
+    assert t.agent_id == "radiant_0" and spy.resets == 1 and spy.calls == len(t) == summaries[0]["steps"]
+    assert t.actions[:, ACTION_KEYS.index("delay")].tolist() == [k % 4 for k in range(len(t))]
+    for k, seen in enumerate(spy.seen):  # the shadow saw the student's own observations, step by step
+        for key, v in seen.items():
+            np.testing.assert_array_equal(t.obs[key][k], v.astype(t.obs[key].dtype))
+    # the next observation's previous action is the executed one: the teacher's with beta 1, the student's with 0
+    executed = t.obs["private_prev_action"][1:, 0]
+    labels = t.actions[:-1].astype(executed.dtype)
+    assert (executed == labels).all(axis=1).all() == (beta == 1.0)
+
+
+def test_workers_play_the_same_games_as_one_process():
+    plans = [GamePlan(20 + k, TEACHER, TEACHER if k % 2 else "random") for k in range(3)]
+    one = play_games(tiny_env, plans, scripted)
+    with GameWorkers(2) as workers:
+        steps = []
+        two = workers.play(tiny_env, plans, scripted, progress=steps.append)
+    assert [s["seed"] for s in two[0]] == [20, 21, 22] and two[0] == one[0]
+    assert [(t.seed, t.agent_id) for t in two[1]] == [(t.seed, t.agent_id) for t in one[1]]
+    for a, b in zip(one[1], two[1]):
+        np.testing.assert_array_equal(a.actions, b.actions)
+        np.testing.assert_array_equal(a.obs["units"], b.obs["units"])
+    assert sum(steps) == 3 * 30  # every game counts its whole length
+
+
+# ---- the CLI ---------------------------------------------------------------------------------------------------------
+@pytest.fixture
+def tiny_config(tmp_path, monkeypatch):
+    from app import pretrain
+    path = tmp_path / "tiny_1v1.yaml"
+    path.write_text(yaml.safe_dump({"name": "tiny", "env": {"mode": "1v1", "time_limit_s": TIME_LIMIT_S},
+                                    "model": {k: v for k, v in TINY_MODEL.items()},
+                                    "evaluation": {"time_limit_s": TIME_LIMIT_S}}))
+    monkeypatch.setitem(pretrain.MODE_CONFIGS, "1v1", str(path))
+    return tmp_path
+
+
+def test_the_cli_writes_a_clone_that_loads_and_plays(tiny_config, capsys):
+    from app import pretrain
+    out = tiny_config / "clone"
+    rc = pretrain.main(["--mode", "1v1", "--games", "3", "--out", str(out), "--epochs", "1", "--dagger-rounds", "1",
+                        "--dagger-games", "2", "--check-games", "1", "--workers", "0", "--threads", "1"])
+    assert rc == 0
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert last["teacher_games"] == 3 and last["dagger_rounds"] == 1 and 0 <= last["agreement"]["primary"] <= 1
+    assert set(last["play"]) == {"sampled", "greedy"} and set(last["play"]["sampled"]) == {"scripted", "random"}
+    card = json.loads((out / "card.json").read_text())
+    assert card["mode"] == "1v1" and card["teacher"] == "scripted" and "--games 3" in card["command"]
+    assert card["timings"]["pretrain_s"] > 0 and card["agreement"]["steps"] > 0
+    module = load_module(str(out))
+    assert module.cfg.lstm_size == TINY_MODEL["lstm_size"]
+    env = MobaEnv({"mode": "1v1", "time_limit_s": TIME_LIMIT_S, "evaluation": True})
+    clone = agent_maker(str(out), env=env)(0)
+    summary = play_game(env, clone, make_agent("random"), seed=1)
+    assert summary["winner"] in TEAM_NAMES + ("none",)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mode", "3v3", "--games", "2"], "--mode: must be one of ['5v5', '1v1'], got '3v3'"),
+    (["--mode", "1v1", "--games", "2", "--teacher", "wizard"], "--teacher: unknown agent 'wizard'; allowed: ["),
+    (["--mode", "1v1", "--games", "0"], "--games: must be an int >= 1, got '0'"),
+    (["--mode", "1v1", "--games", "two"], "--games: must be an int >= 1, got 'two'"),
+    (["--mode", "1v1", "--games", "2", "--beta", "2"], "--beta: must be a number in [0, 1], got '2'"),
+    (["--mode", "1v1", "--games", "2", "--model", "lstm=8"], "--model: model config: unknown key(s) ['lstm']"),
+])
+def test_cli_errors_name_the_option_and_the_allowed_values(tmp_path, capsys, args, message):
+    from app import pretrain
+    assert pretrain.main(args + ["--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert message in err

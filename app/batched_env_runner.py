@@ -26,9 +26,11 @@ The callbacks' per-game duties run here instead of in RLlib's episode hooks: the
 result (callbacks/opponents.game_started / game_ended: self-play, a past version of the league in a slot module, or
 a fixed agent such as the scripted bot, which plays its side here and whose steps never become training data), the
 game metrics (callbacks/metrics.GameTally) and RLlib's own episode and step counts. Schedules reach the games
-through ``env.envs`` as with the classic runner. Only ``sample(num_timesteps=...)`` with
-``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation games are played outside RLlib's
-env runners.
+through ``env.envs`` as with the classic runner. With an agent as the kickstart teacher (``init.teacher:
+scripted_3``, policies/teacher_labels.py) each game also runs that agent in shadow on "main"'s heroes from the
+game's start, and each step of "main" carries the agent's action (``TEACHER_ACTION``) while the kickstart loss is
+on. Only ``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what training uses);
+evaluation games are played outside RLlib's env runners.
 """
 from __future__ import annotations
 
@@ -57,7 +59,9 @@ from callbacks.opponents import game_ended, game_started, runner_opponents
 from callbacks.metrics import RAW_RETURN_KEY, WINNER_KEY, GameTally
 from policies.advantages import BOOTSTRAP_VALUE
 from policies.five_module import WIN_PROB
+from policies.five_learner import INIT_KEY
 from policies.module_ids import MAIN
+from policies.teacher_labels import NOOP_LABEL, TEACHER_ACTION, agent_teacher, label
 
 logger = logging.getLogger(__name__)
 FIXED_AGENT = "fixed agent"  # _Game.module_of for the heroes a fixed agent plays (no module: never training data)
@@ -85,9 +89,11 @@ class _Game:
         self.agents = list(env.unwrapped.possible_agents)
         self.needs_reset = False
 
-    def start(self, obs: dict, infos: dict, matchup: dict | None, initial_state: dict, fixed_agent=None):
+    def start(self, obs: dict, infos: dict, matchup: dict | None, initial_state: dict, fixed_agent=None,
+              teacher=None):
         """A new game: its first observations, its matchup (None: "main" plays every hero; a league matchup names the
-        slot module of the other side; a fixed-agent matchup comes with `fixed_agent`, which plays that side)."""
+        slot module of the other side; a fixed-agent matchup comes with `fixed_agent`, which plays that side) and
+        the kickstart's agent teacher (None: none), which labels "main"'s heroes in shadow."""
         self.obs, self.needs_reset = obs, False
         self.episode_id = uuid.uuid4().hex
         opponent = None if matchup is None else (FIXED_AGENT if fixed_agent is not None else matchup["module"])
@@ -100,6 +106,9 @@ class _Game:
         if fixed_agent is not None:
             fixed_agent.reset(self.fixed_agents)
         self.sa_ids = {a: uuid.uuid4().hex for a in self.main_agents}
+        self.teacher = teacher
+        if teacher is not None:
+            teacher.reset(self.main_agents)
         self.state = {a: {k: np.array(v) for k, v in initial_state[self.module_of[a]].items()}
                       for a in self.agents if self.module_of[a] != FIXED_AGENT}
         self.t = 0  # env steps of this game
@@ -130,6 +139,10 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self._pending_bootstrap = []  # [(episode, _Boot)]: chunks of this sample that need a bootstrap value
         self._tally = GameTally()
         self._ship_dist_inputs = bool(self.config.use_kl_loss)  # only a KL loss reads them in the learner
+        # the kickstart's agent teacher (init.teacher: an agent name), and whether its loss is on (the schedule:
+        # set_teacher_labels); while it is off the games skip the teacher and label every step with a no-op
+        self._teacher_name = agent_teacher((self.config.learner_config_dict or {}).get(INIT_KEY))
+        self._teacher_labels = self._teacher_name is not None
         # ppo.staleness 1: the next batch is sampled in a thread while the learner trains (see sample())
         self._sample_ahead = int((self.config.learner_config_dict or {}).get(STALENESS_KEY, 0)) > 0
         self._ahead_args = None  # the arguments of the batch to sample ahead once the current call returns
@@ -240,7 +253,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             for g in self._games:
                 if g.needs_reset:  # a game that ended last step: reset now, stepped from the next step on
                     obs, infos = g.env.reset()
-                    g.start(obs, infos, g.matchup, self._initial_states(), self._fixed_agent(g.matchup))
+                    g.start(obs, infos, g.matchup, self._initial_states(), self._fixed_agent(g.matchup),
+                            self._teacher())
                 else:
                     running.append(g)
             if not running:
@@ -277,6 +291,20 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             return None
         return runner_opponents(self).make_agent(matchup)
 
+    def _teacher(self):
+        """A new game's shadow teacher (init.teacher's agent), or None."""
+        if self._teacher_name is None:
+            return None
+        from policies.agents import make_agent
+        return make_agent(self._teacher_name, seed=self._seed or 0)
+
+    def set_teacher_labels(self, on: bool):
+        """The kickstart schedule's switch (callbacks/schedules.py): label "main"'s steps with the agent teacher's
+        actions (on) or with no-ops (off: the loss weight is 0, the teacher's time is saved). Takes effect at the
+        next step; a teacher switched back on reads the game from where it is (the scripted bot's memory is a few
+        flags, such as its retreat)."""
+        self._teacher_labels = bool(on) and self._teacher_name is not None
+
     def _initial_states(self) -> dict:
         return {mid: self.module[mid].get_initial_state() for mid in self.module.keys()}
 
@@ -289,7 +317,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         initial = self._initial_states()
         for g in self._games:
             matchup = game_started(self, g.index)
-            g.start(obs[g.index], infos[g.index], matchup, initial, self._fixed_agent(matchup))
+            g.start(obs[g.index], infos[g.index], matchup, initial, self._fixed_agent(matchup), self._teacher())
 
     def _env_step_failed(self, error: Exception):
         """RLlib's handling of a failed env step (EnvRunner._try_env_step): with restart_failed_sub_environments the
@@ -325,6 +353,10 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     rows[g.module_of[a]].append((g, a))
             if g.fixed is not None:  # a fixed agent (scripted bot, ...) plays its side, outside the modules
                 actions[g.index].update(g.fixed.act({a: g.obs[a] for a in g.fixed_agents}))
+            if g.teacher is not None:  # the kickstart's agent teacher, in shadow on "main"'s heroes
+                labels = g.teacher.act({a: g.obs[a] for a in g.main_agents}) if self._teacher_labels else {}
+                for a in g.main_agents:
+                    g.buf[a]["emo"][TEACHER_ACTION].append(label(labels[a]) if a in labels else NOOP_LABEL)
         for mid, who in rows.items():
             module = self.module[mid]
             with torch.inference_mode():  # lighter than no_grad: the outputs only become numpy arrays

@@ -77,7 +77,9 @@ SCHEDULE_DEFAULTS = {
 INIT_DEFAULTS = {  # where "main" starts
     "checkpoint": None,  # None: random weights; PATH: an RLModule checkpoint (python -m app.pretrain) or a run's
     # checkpoint, whose module weights (observation statistics included) "main" starts from
-    "teacher": None,  # the kickstart loss's teacher (a module checkpoint); None: init.checkpoint
+    # the kickstart loss's teacher: a module checkpoint, or an agent's name (scripted_3: labels the student's states
+    # in shadow in the env runners, policies/teacher_labels.py); None: init.checkpoint
+    "teacher": None,
 }
 REWARD_DEFAULTS = {
     "zero_sum": True, "time_decay": True,  # app. G
@@ -273,7 +275,7 @@ def validate(raw: dict) -> dict:
     cfg["evaluation"] = ev
     cfg["league"] = _validate_league(raw.get("league") or {})
     cfg["opponents"] = _validate_opponents(raw.get("opponents") or {}, cfg["league"], cfg["resources"])
-    cfg["init"] = _validate_init(raw.get("init") or {}, cfg["schedules"]["kickstart_coeff"])
+    cfg["init"] = _validate_init(raw.get("init") or {}, cfg["schedules"]["kickstart_coeff"], cfg["resources"])
     cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", EnvConfig.mode))
     stop = raw.get("stop") or {"training_iteration": 10}
     if not isinstance(stop, dict) or not stop:
@@ -363,19 +365,31 @@ def _validate_opponents(given: dict, league: dict, resources: dict) -> dict:
     return opp
 
 
-def _validate_init(given: dict, kickstart: dict) -> dict:
+def _validate_init(given: dict, kickstart: dict, resources: dict) -> dict:
+    from policies.agents import AGENTS
     init = _check_section("init", given, INIT_DEFAULTS)
-    for k in ("checkpoint", "teacher"):
+    kickstarting = any(y > 0 for _, y in kickstart["points"])
+    agent = isinstance(init["teacher"], str) and init["teacher"] in AGENTS  # an agent teacher, online
+    for k in ("checkpoint",) if agent else ("checkpoint", "teacher"):
         if init[k] is not None and (not isinstance(init[k], str) or not os.path.exists(init[k])):
-            _bad(f"init.{k}", f"must be the path of a module checkpoint (python -m app.pretrain --out PATH) or a "
-                              f"run's checkpoint, got {init[k]!r}")
+            _bad(f"init.{k}", "must be the path of a module checkpoint (python -m app.pretrain --out PATH) or a "
+                              "run's checkpoint" + (f", or an agent name ({sorted(AGENTS)})" if k == "teacher"
+                                                     else "") + f", got {init[k]!r}")
         if init[k] is not None:
             init[k] = os.path.abspath(init[k])
+    if agent:
+        if resources["env_runner"] != "batched":
+            _bad("init.teacher", f"an agent teacher ({init['teacher']!r}) labels the student's states inside the "
+                                 f"batched env runner; set resources.env_runner: batched (got "
+                                 f"{resources['env_runner']!r})")
+        if not kickstarting:
+            _bad("init.teacher", f"an agent teacher ({init['teacher']!r}) needs a kickstart_coeff schedule above 0")
+        return init
     if init["teacher"] is None:
         init["teacher"] = init["checkpoint"]
-    if any(y > 0 for _, y in kickstart["points"]) and init["teacher"] is None:
+    if kickstarting and init["teacher"] is None:
         _bad("schedules.kickstart_coeff", "is above 0 but there is no teacher: set init.checkpoint (or init.teacher)")
-    if not any(y > 0 for _, y in kickstart["points"]):
+    if not kickstarting:
         init["teacher"] = None  # no kickstart loss: the learner loads no teacher
     return init
 

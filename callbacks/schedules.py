@@ -84,6 +84,12 @@ def _set_team_spirit(env_runner, tau):
     return n
 
 
+def _set_teacher_labels(env_runner, on: bool):
+    """The kickstart's agent teacher labels "main"'s steps in the batched env runner only while its loss is on."""
+    if hasattr(env_runner, "set_teacher_labels"):
+        env_runner.set_teacher_labels(on)
+
+
 class ScheduleCallback(RLlibCallback):
     def _apply(self, algorithm, iteration: int) -> dict:
         cfg = algorithm.config.learner_config_dict
@@ -97,6 +103,11 @@ class ScheduleCallback(RLlibCallback):
             tau = vals["team_spirit"]
             algorithm.env_runner_group.foreach_env_runner(lambda er: _set_team_spirit(er, tau),
                                                           local_env_runner=True)
+        labels_on = vals.get("kickstart_coeff", 0.0) > 0
+        if labels_on != getattr(algorithm, "_five_teacher_labels", None):
+            algorithm.env_runner_group.foreach_env_runner(lambda er: _set_teacher_labels(er, labels_on),
+                                                          local_env_runner=True)
+            algorithm._five_teacher_labels = labels_on
         algorithm._five_schedule_values = vals
         return vals
 
@@ -115,6 +126,10 @@ class ScheduleCallback(RLlibCallback):
         if "team_spirit" in vals and not is_evaluation:
             tau = vals["team_spirit"]
             env_runner_group.foreach_env_runner(lambda er: _set_team_spirit(er, tau), remote_worker_ids=
+                                                env_runner_indices, local_env_runner=False)
+        if not is_evaluation:
+            on = vals.get("kickstart_coeff", 0.0) > 0
+            env_runner_group.foreach_env_runner(lambda er: _set_teacher_labels(er, on), remote_worker_ids=
                                                 env_runner_indices, local_env_runner=False)
 
     @override(RLlibCallback)

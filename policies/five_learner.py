@@ -48,6 +48,7 @@ from policies.advantages import RunnerValueGAE
 from policies.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
 from policies.learner_threads import ThreadChooser
 from policies.module_ids import MAIN
+from policies.teacher_labels import TEACHER_ACTION, agent_teacher, teacher_nll
 from policies.win_label import WIN_LABEL
 
 INIT_KEY = "five_init"  # learner_config_dict: the run config's init section (init.teacher: the kickstart teacher)
@@ -116,7 +117,10 @@ class FivePPOLearner(PPOTorchLearner):
                     pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
         self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
         self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
-        teacher = (self.config.learner_config_dict.get(INIT_KEY) or {}).get("teacher")
+        init = self.config.learner_config_dict.get(INIT_KEY) or {}
+        # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
+        self._teacher_agent = agent_teacher(init)
+        teacher = None if self._teacher_agent else init.get("teacher")
         if teacher:
             from policies.references import load_module
             self._teacher = load_module(teacher).to(self._device).eval()
@@ -308,6 +312,17 @@ class FivePPOLearner(PPOTorchLearner):
             kickstart = masked_mean(teacher_dist.kl(dist))
             total = total + self._kickstart_coeff * kickstart
             self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
+                                  key=module_id, window=1)
+
+        elif self._teacher_agent is not None and self._kickstart_coeff > 0 and TEACHER_ACTION in batch:
+            # kickstarting from an agent (policies/teacher_labels.py): the KL from its deterministic policy is the
+            # student's -log-probability of the action the agent chose in shadow on the same state
+            kickstart = masked_mean(teacher_nll(dist, batch[TEACHER_ACTION]))
+            total = total + self._kickstart_coeff * kickstart
+            self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
+                                  key=module_id, window=1)
+        elif self._teacher_agent is not None:
+            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff},
                                   key=module_id, window=1)
 
         if WIN_LOGIT in fwd_out and WIN_LABEL in batch:

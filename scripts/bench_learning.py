@@ -2,11 +2,13 @@
 reports when the agent first beat each level of the reference ladder, then evaluates the final agent independently.
 
     python scripts/bench_learning.py [--minutes 60] [--config tune_configs/hok_1v1.yaml] [--kickstart]
-        [--pretrain-arg=--games=40 ...] [--final-games 100] [--workers 2] [--set key=value ...]
+        [--pretrain-arg=--games=40 ...] [--kickstart-from CLONE] [--final-games 100] [--workers 2]
+        [--set key=value ...]
 
 - ``--kickstart`` first runs ``python -m app.pretrain`` (behaviour cloning of the scripted bot with DAgger), inside
   the budget, then trains from its weights (``init.checkpoint``); the config's ``kickstart_coeff`` schedule decides
-  the KL-to-teacher loss.
+  the KL-to-teacher loss. ``--kickstart-from CLONE`` starts from a clone pretrained before, its card's wall time
+  counted in the budget and the curve's minutes as if it had been pretrained here.
 - Training runs ``app.train`` for what is left of the budget (a fresh run named <name>_bench_<timestamp>). The config's
   opponents decide what the agent plays; with the curriculum (``opponents.curriculum``) it climbs the ladder.
 - "Reached a level": the first moment (wall minutes since the benchmark started, pretraining included) at which the
@@ -109,6 +111,9 @@ def main(argv=None):
     p.add_argument("--config", default="tune_configs/hok_1v1.yaml")
     p.add_argument("--minutes", type=float, default=60.0, help="wall-time budget, pretraining included")
     p.add_argument("--kickstart", action="store_true", help="pretrain (python -m app.pretrain) and start from it")
+    p.add_argument("--kickstart-from", metavar="DIR",
+                   help="start from a clone app.pretrain wrote before (its card's wall time counts in the budget and "
+                        "the curve's minutes, as if pretrained here)")
     p.add_argument("--pretrain-arg", action="append", default=[], metavar="ARG",
                    help="an argument for app.pretrain (e.g. --pretrain-arg=--games=40)")
     p.add_argument("--final-games", type=int, default=100, help="final games against the full scripted bot")
@@ -121,14 +126,28 @@ def main(argv=None):
     from policies.ladder import LADDER
 
     t0 = time.time()
-    cfg0 = train_config.load(args.config, args.set)
+    if args.kickstart and args.kickstart_from:
+        p.error("--kickstart and --kickstart-from: give one of them")
+    # the run's name, mode and storage; a kickstart loss's teacher (the pretrained clone) does not exist yet
+    kickstarted = args.kickstart or args.kickstart_from
+    cfg0 = train_config.load(args.config, args.set + (["schedules.kickstart_coeff=0"] if kickstarted else []))
     mode = cfg0["env"].get("mode", "1v1")
     name = f"{cfg0['name']}_bench_{time.strftime('%Y%m%d_%H%M%S')}"
-    run_dir = os.path.join(os.path.abspath(cfg0["storage_path"]), name)
     sets = list(args.set) + [f"name={name}"]
     pretrain = None
+    if args.kickstart_from:
+        with open(os.path.join(args.kickstart_from, "card.json")) as f:
+            card = json.load(f)
+        if card.get("mode") != mode:
+            p.error(f"--kickstart-from {args.kickstart_from}: a {card.get('mode')} clone, the config is {mode}")
+        t0 -= float(card["wall_s"])  # the clone's pretraining counts as if it had run here
+        out = os.path.abspath(args.kickstart_from)
+        pretrain = {"command": card.get("command"), "rc": 0, "minutes": round(float(card["wall_s"]) / 60, 2),
+                    "out": out, "reused": True}
+        sets.append(f"init.checkpoint={out}")
     if args.kickstart:
-        out = os.path.join(run_dir, "kickstart")
+        # next to the run's directory, not inside it (app.train starts a fresh run only in a new directory)
+        out = os.path.join(os.path.abspath(cfg0["storage_path"]), f"{name}_kickstart")
         cmd = [sys.executable, "-m", "app.pretrain", "--mode", mode, "--out", out] + args.pretrain_arg
         print("pretraining:", " ".join(cmd), flush=True)
         rc = subprocess.call(cmd)
@@ -168,7 +187,7 @@ def main(argv=None):
         final = final_evaluation(checkpoint, mode, games, args.greedy, args.workers)
     top = final.get(TOP_LEVEL, {})
     print(json.dumps({
-        "config": args.config, "run": name, "run_dir": run_dir, "kickstart": args.kickstart, "pretrain": pretrain,
+        "config": args.config, "run": name, "run_dir": run_dir, "kickstart": bool(kickstarted), "pretrain": pretrain,
         "train_rc": rc, "budget_minutes": args.minutes, "train_wall_minutes": train_minutes,
         "total_wall_minutes": round((time.time() - t0) / 60, 2),
         "reached_80pct_minutes": {level: reached.get(level, (None,))[0] for level in LADDER},

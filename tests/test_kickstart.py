@@ -62,3 +62,74 @@ def test_a_checkpoint_of_another_layout_is_refused_naming_the_key(ray_session, n
         algo = build_algo(tiny_smoke(resources__num_env_runners=0, init__checkpoint=str(tmp_path / "bigger")))
     if algo is not None:
         algo.stop()
+
+
+# ---- an agent as the teacher (policies/teacher_labels.py) ---------------------------------------------------------------
+def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_annealed(ray_session, no_home_results):
+    from app.env.actions import ACTION_KEYS
+    from policies.agents import make_agent
+    from policies.teacher_labels import NOOP_LABEL, TEACHER_ACTION, label
+    cfg = tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff={"points": [[0, 1.0], [1, 0.0]]})
+    algo = build_algo(cfg, whole_batch=True)
+    try:
+        runner = algo.env_runner  # the local runner samples (num_env_runners 0)
+        episodes = runner.sample(num_timesteps=80, explore=True)
+        replayed = 0
+        for ep in episodes:
+            labels = ep.get_extra_model_outputs(TEACHER_ACTION)
+            assert labels.shape == (len(ep), len(ACTION_KEYS))
+            if ep.t_started != 0:
+                continue
+            # the scripted bot, fed the same observations from the game's start, chooses the same actions: the
+            # labels are the teacher's on the student's own states (the student's actions differ)
+            teacher = make_agent("scripted")
+            teacher.reset([ep.agent_id])
+            obs = ep.get_observations()
+            expected = np.stack([label(teacher.act({ep.agent_id: {k: v[t] for k, v in obs.items()}})[ep.agent_id])
+                                 for t in range(len(ep))])
+            np.testing.assert_array_equal(labels, expected)
+            acted = np.stack([ep.get_actions()[k] for k in ACTION_KEYS], -1)
+            assert (acted != labels).any()
+            replayed += 1
+        assert replayed >= 2
+        r = algo.train()
+        main = r["learners"]["main"]
+        assert main["kickstart_coeff"] == pytest.approx(1.0)
+        assert 0.1 < main["kickstart_kl"] < 20.0  # -log pi(teacher's action) of a random policy
+        algo.train()  # the schedule reached 0: the runner stops asking the teacher
+        assert runner._teacher_labels is False
+        later = runner.sample(num_timesteps=40, explore=True)
+        assert all((ep.get_extra_model_outputs(TEACHER_ACTION) == NOOP_LABEL).all() for ep in later)
+    finally:
+        algo.stop()
+
+
+def test_the_teacher_loss_is_minus_the_log_probability_of_the_teachers_action():
+    from policies.action_distribution import FiveActionDistribution
+    from policies.teacher_labels import TEACHER_NLL_CAP, teacher_nll
+    dist_cls = FiveActionDistribution.make(n_primary=16, max_units=6)
+    torch.manual_seed(0)
+    logits = torch.randn(4, dist_cls.required_input_dim(), requires_grad=True)
+    labels = torch.tensor([[1, 0, 0, 2, 7], [2, 1, 3, 4, 4], [0, 0, 0, 4, 4], [1, 2, 5, 0, 8]])
+    dist = dist_cls.from_logits(logits)
+    want = -dist.logp({"primary": labels[:, 0], "delay": labels[:, 1], "target_unit": labels[:, 2],
+                       "offset_x": labels[:, 3], "offset_y": labels[:, 4]})
+    assert torch.allclose(teacher_nll(dist, labels), want.clamp(max=TEACHER_NLL_CAP))
+    opt = torch.optim.Adam([logits], lr=0.1)
+    first = teacher_nll(dist, labels).mean().item()
+    for _ in range(50):
+        opt.zero_grad()
+        teacher_nll(dist_cls.from_logits(logits), labels).mean().backward()
+        opt.step()
+    assert teacher_nll(dist_cls.from_logits(logits), labels).mean().item() < 0.2 * first
+
+
+@pytest.mark.parametrize("changes, key", [
+    ({"init__teacher": "scripted", "resources__env_runner": "classic",
+      "schedules__kickstart_coeff": 1.0}, "init.teacher"),
+    ({"init__teacher": "scripted"}, "init.teacher"),  # no kickstart loss to use it
+    ({"init__teacher": "scripted_9", "schedules__kickstart_coeff": 1.0}, "init.teacher"),
+])
+def test_a_bad_agent_teacher_is_refused_naming_the_key(changes, key):
+    with pytest.raises(ValueError, match=key.replace(".", r"\.")):
+        tiny_smoke(**changes)

@@ -1,0 +1,46 @@
+"""Kickstarting from an agent that needs no network (issue 17): the scripted bot as a teacher, online.
+
+Kickstarting (Schmitt et al. 2018) trains the student on its own states with an auxiliary loss towards the teacher's
+policy, weighted by a coefficient annealed to 0. With a module teacher (``init.teacher: PATH``) the learner computes
+the teacher's distribution itself (``policies/five_learner.py``). With an agent teacher (``init.teacher:
+scripted_3``, any name of ``policies/agents.AGENTS``) the teacher cannot run in the learner: it is stateful and reads
+one game at a time. So the batched env runner runs it in shadow on "main"'s heroes of every game, from the game's
+start (``app/batched_env_runner.py``), and ships its action for each step in the column ``TEACHER_ACTION``; the
+learner adds ``kickstart_coeff * -log pi(teacher's action)``, the KL from the teacher's (deterministic) policy to
+the student's, over the parameters the teacher's primary action reads. This is DAgger's relabeling (Ross et al. 2011)
+inside PPO: every label is on the student's own states, so errors do not compound as they do for a clone trained
+on the teacher's games.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from app.env.actions import ACTION_KEYS, NOOP_ACTION
+
+TEACHER_ACTION = "teacher_action"  # extra model output column: the teacher's action, ACTION_KEYS order (int64)
+# -log pi of a teacher action is clamped here: an action the student's masks rule out (the teacher reads the same
+# masks, so only through a bug) must not blow up the loss
+TEACHER_NLL_CAP = 20.0
+NOOP_LABEL = np.array([NOOP_ACTION[k] for k in ACTION_KEYS], np.int64)  # the label while the loss is off
+
+
+def agent_teacher(init: dict) -> str | None:
+    """The teacher's agent name when ``init.teacher`` names an agent (not a module checkpoint), else None."""
+    from policies.agents import AGENTS
+    teacher = (init or {}).get("teacher")
+    return teacher if isinstance(teacher, str) and teacher in AGENTS else None
+
+
+def label(action: dict) -> np.ndarray:
+    """An agent's action (a dict of ACTION_KEYS) as one TEACHER_ACTION row."""
+    return np.array([int(action[k]) for k in ACTION_KEYS], np.int64)
+
+
+def teacher_nll(dist, labels: torch.Tensor) -> torch.Tensor:
+    """-log pi(teacher's action) per step under the student's action distribution `dist`
+    (policies/action_distribution.py: only the parameters the teacher's primary action reads count); `labels`:
+    the TEACHER_ACTION column, [..., len(ACTION_KEYS)]."""
+    labels = labels.long()
+    action = {k: labels[..., i] for i, k in enumerate(ACTION_KEYS)}
+    return (-dist.logp(action)).clamp(max=TEACHER_NLL_CAP)

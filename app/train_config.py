@@ -383,7 +383,7 @@ def _validate_init(given: dict, kickstart: dict, resources: dict) -> dict:
                                  f"batched env runner; set resources.env_runner: batched (got "
                                  f"{resources['env_runner']!r})")
         if not kickstarting:
-            _bad("init.teacher", f"an agent teacher ({init['teacher']!r}) needs a kickstart_coeff schedule above 0")
+            init["teacher"] = None  # no kickstart loss: the runners label nothing
         return init
     if init["teacher"] is None:
         init["teacher"] = init["checkpoint"]

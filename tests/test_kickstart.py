@@ -127,9 +127,12 @@ def test_the_teacher_loss_is_minus_the_log_probability_of_the_teachers_action():
 @pytest.mark.parametrize("changes, key", [
     ({"init__teacher": "scripted", "resources__env_runner": "classic",
       "schedules__kickstart_coeff": 1.0}, "init.teacher"),
-    ({"init__teacher": "scripted"}, "init.teacher"),  # no kickstart loss to use it
     ({"init__teacher": "scripted_9", "schedules__kickstart_coeff": 1.0}, "init.teacher"),
 ])
 def test_a_bad_agent_teacher_is_refused_naming_the_key(changes, key):
     with pytest.raises(ValueError, match=key.replace(".", r"\.")):
         tiny_smoke(**changes)
+
+
+def test_an_agent_teacher_without_a_kickstart_loss_labels_nothing():
+    assert tiny_smoke(init__teacher="scripted")["init"]["teacher"] is None

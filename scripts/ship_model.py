@@ -1,14 +1,16 @@
 """Ships a trained agent: its module weights go to ``models/<name>/`` with a model card (issue 17).
 
     python scripts/ship_model.py CHECKPOINT --name hok_1v1 [--run-dir results/<run>] [--games 100] \
-        [--lower-games 40] [--workers 2] [--notes TEXT]
+        [--lower-games 40] [--workers 2] [--notes TEXT] [--bench-log results/<bench>.log]
 
 CHECKPOINT is a run's checkpoint (its "main" module is taken) or a module checkpoint (``python -m app.pretrain``).
 The module is written as an RLlib RLModule checkpoint (the weights and the observation statistics, a few MB), then
 evaluated against every level of the reference ladder on seeds never used in training (``--games`` against the full
 scripted bot, ``--lower-games`` against each lower level, sides alternating, actions sampled as in training), and
 ``models/<name>/README.md`` (the model card: mode, config, training time, hardware, the measured win rates and the
-command lines to watch and play it) and ``card.json`` are written. Any tool that takes an agent takes the result:
+command lines to watch and play it) and ``card.json`` are written. ``--bench-log`` takes the win rates of
+``scripts/bench_learning.py``'s final evaluation of the same checkpoint (the JSON line its log ends with; seeds from
+1,000,000, never used in training) instead of playing the games again. Any tool that takes an agent takes the result:
 ``scripts/play.py --radiant model:models/<name>``, ``python -m app.evaluate --agent model:models/<name>``,
 ``opponents.fixed`` of a run config, and the replay viewer.
 """
@@ -54,6 +56,23 @@ def training_summary(run_dir: str | None) -> dict:
     return out
 
 
+def bench_result(log_path: str, checkpoint: str) -> dict:
+    """The JSON line a bench_learning.py log ends with, checked to be the final evaluation of `checkpoint`."""
+    with open(log_path) as f:
+        lines = [line for line in f.read().splitlines() if line.startswith("{")]
+    if not lines:
+        raise SystemExit(f"--bench-log {log_path}: no JSON line (did the benchmark finish?)")
+    bench = json.loads(lines[-1])
+    if not bench.get("final") or os.path.abspath(bench.get("checkpoint") or "") != os.path.abspath(checkpoint):
+        raise SystemExit(f"--bench-log {log_path}: its final evaluation is of {bench.get('checkpoint')!r}, not of "
+                         f"{checkpoint!r}")
+    return bench
+
+
+def bench_command(bench: dict) -> str:
+    return f"python scripts/bench_learning.py --config {bench['config']} (final evaluation of run {bench['run']})"
+
+
 def card_markdown(card: dict) -> str:
     lines = [f"# {card['name']}", "", f"A {card['mode']} agent of openfive: the OpenAI Five network "
              f"(policies/five_module.py), trained with PPO on this project's MOBA engine.", "",
@@ -95,21 +114,29 @@ def main(argv=None):
     p.add_argument("--lower-games", type=int, default=40, help="games against every lower ladder level")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--notes", default="", help="a line for the card (how it was trained)")
+    p.add_argument("--bench-log", help="a bench_learning.py log whose final evaluation was of this checkpoint: its "
+                                       "win rates go in the card, no games are played")
     args = p.parse_args(argv)
     from policies.ladder import LADDER
     from policies.references import load_module
-    from scripts.bench_learning import TOP_LEVEL, final_evaluation
+    from scripts.bench_learning import FINAL_SEED, TOP_LEVEL, final_evaluation
 
     out = os.path.join(MODELS_DIR, args.name)
     module = load_module(args.checkpoint)
     mode = "5v5" if module.observation_space["me"].shape[0] == 5 else "1v1"
     module.save_to_path(out)
     t = time.time()
-    games = {level: args.games if level == TOP_LEVEL else args.lower_games for level in LADDER}
-    win_rates = final_evaluation(out, mode, games, greedy=False, workers=args.workers, seed=EVAL_SEED)
+    command = " ".join(["python scripts/ship_model.py"] + (argv if argv is not None else sys.argv[1:]))
+    if args.bench_log:
+        bench = bench_result(args.bench_log, args.checkpoint)
+        win_rates, seed, command = bench["final"], FINAL_SEED, bench_command(bench)
+    else:
+        games = {level: args.games if level == TOP_LEVEL else args.lower_games for level in LADDER}
+        win_rates = final_evaluation(out, mode, games, greedy=False, workers=args.workers, seed=EVAL_SEED)
+        seed = EVAL_SEED
     card = {"name": args.name, "mode": mode, "source_checkpoint": os.path.abspath(args.checkpoint),
-            "hardware": hardware(), "eval_seed": EVAL_SEED, "eval_seconds": round(time.time() - t, 1),
-            "eval_command": " ".join(["python scripts/ship_model.py"] + (argv if argv is not None else sys.argv[1:])),
+            "hardware": hardware(), "eval_seed": seed, "eval_seconds": round(time.time() - t, 1),
+            "eval_command": command,
             "win_rates": win_rates, "training": training_summary(args.run_dir), "notes": args.notes}
     with open(os.path.join(out, "card.json"), "w") as f:
         json.dump(card, f, indent=1)

@@ -30,7 +30,7 @@ PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "env_steps_
                     "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games",
                     "fixed_win_rate",
                     "staleness_mean", "sample_reuse", "team_spirit", "lr", "entropy_coeff", "gamma",
-                    "policy_loss", "vf_loss", "entropy", "aux_win_loss") + tuple(
+                    "policy_loss", "vf_loss", "entropy", "aux_win_loss", "kickstart_coeff", "kickstart_kl") + tuple(
                         f"{SIGNAL_RATE_PREFIX}{name}" for name in SIGNALS)
 
 
@@ -67,6 +67,7 @@ def progress_row(result: dict) -> dict:
         "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
         "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
         "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),
+        "kickstart_coeff": ln.get("kickstart_coeff"), "kickstart_kl": ln.get("kickstart_kl"),
         **{f"{SIGNAL_RATE_PREFIX}{name}": v for name, v in signal_rates(er).items()},
     }
 

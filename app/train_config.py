@@ -16,7 +16,8 @@ A run config (tune_configs/*.yaml) has these sections; every key is optional and
     league: {...}                    # LEAGUE_DEFAULTS (past opponents, app. N)
     opponents: {fixed, curriculum, time_limit_outcome}   # OPPONENTS_DEFAULTS (fixed agents, a ladder curriculum)
     init: {checkpoint, teacher}      # INIT_DEFAULTS (start from pretrained weights; the kickstart loss's teacher)
-    stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime
+    stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime,
+                                     # timestamp (a wall-clock deadline)
     checkpoint: {frequency, num_to_keep, at_end}
     storage_path: results          # a local path, or a URI every node of a cluster reaches (s3://, gs://, file://)
     sweep: {"section.key": [values, ...]}   # a Tune grid search
@@ -147,7 +148,9 @@ CURRICULUM_DEFAULTS = {
 }
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
-STOP_KEYS = ("training_iteration", "time_total_s", "num_env_steps_sampled_lifetime")
+# timestamp: a wall-clock deadline (Unix seconds; Tune's time_total_s counts only the iterations' own time, not the
+# evaluation games, checkpoints and Ray's start-up between them)
+STOP_KEYS = ("training_iteration", "time_total_s", "num_env_steps_sampled_lifetime", "timestamp")
 TOP_KEYS = ("name", "seed", "env", "reward", "model", "ppo", "schedules", "resources", "evaluation", "trueskill",
             "league", "opponents", "init", "stop", "checkpoint", "storage_path", "sweep")
 

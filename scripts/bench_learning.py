@@ -38,6 +38,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 GOAL_WIN_RATE = 0.8  # issue 17: >= 80% wins ...
 GOAL_MIN_GAMES = 20  # ... over >= 20 games
+STOP_MARGIN_S = 30  # training stops this long before the budget's end (the last iteration and checkpoint)
 FINAL_SEED = 1_000_000  # the final evaluation's seeds start here (training seeds are small)
 TOP_LEVEL = "scripted_3"  # the full scripted bot
 
@@ -156,9 +157,10 @@ def main(argv=None):
             print(json.dumps({"error": "pretraining failed", "pretrain": pretrain}))
             return 1
         sets.append(f"init.checkpoint={out}")
-    # Tune's time_total_s counts the iterations' own time: keep a margin for Ray's start-up and the last checkpoint
-    left_s = args.minutes * 60 - (time.time() - t0) - 90
-    sets.append(f"stop={{time_total_s: {max(60.0, left_s):.0f}}}")
+    # a wall-clock deadline (Tune's time_total_s leaves out the evaluation games and checkpoints), a margin before
+    # the budget's end for the last iteration and checkpoint
+    deadline = t0 + args.minutes * 60 - STOP_MARGIN_S
+    sets.append(f"stop={{timestamp: {max(deadline, time.time() + 60):.0f}}}")
     rc = train.main(["--config", args.config] + sum((["--set", s] for s in sets), []))
     cfg = train_config.load(args.config, sets)
     run_dir = os.path.join(os.path.abspath(cfg["storage_path"]), cfg["name"])

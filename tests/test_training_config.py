@@ -363,3 +363,13 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
     assert "vs random 0.00 (points 0.75, margin 4.2)" in line
     assert "trueskill 9.5" in line and "league 3 versions, past win 0.50 (2 games)" in line
     assert "per hero-min lane -3.00 death -0.25 gold 1.50" in line
+
+
+def test_a_wall_clock_deadline_stops_a_run_and_nothing_before_it():
+    from app.train_config import RunStopper
+    stop = train_config.validate({"stop": {"timestamp": 1_000_000}})["stop"]
+    stopper = RunStopper(stop)
+    assert not stopper("t", {"timestamp": 999_999, "training_iteration": 5})
+    assert stopper("t", {"timestamp": 1_000_000, "training_iteration": 6})
+    with pytest.raises(ValueError, match=r"stop\.wall"):
+        train_config.validate({"stop": {"wall": 5}})

@@ -72,7 +72,7 @@ def build_algo_config(cfg: dict):
     from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
-    from callbacks.init_weights import InitWeightsCallback
+    from callbacks.init_weights import InitWeightsCallback, RestoreCallback
     from callbacks.metrics import GameMetricsCallback
     from callbacks.opponents import OPPONENTS_KEY, OpponentsCallback
     from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
@@ -90,7 +90,8 @@ def build_algo_config(cfg: dict):
     env_config = {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
                   "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
                   "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
-                  "torch_threads": res["torch_threads"]}
+                  "torch_threads": res["torch_threads"],
+                  **({"new_action_share": initial["new_action_share"]} if cfg["env"].get("new_actions") else {})}
     eval_cfg = {**cfg["evaluation"], "env_keys": [k for k in EVAL_ENV_KEYS if k in cfg["env"]]}
     # league play: frozen past versions play from a few opponent slots (callbacks/league_play.py)
     modules = [MAIN] + (slot_module_ids(cfg["league"]["slots"]) if cfg["league"]["enabled"] else [])
@@ -121,7 +122,7 @@ def build_algo_config(cfg: dict):
                                  STORAGE_KEY: cfg["storage_path"],
                                  TRUESKILL_KEY: load_trueskill_settings(cfg)})
         .callbacks([InitWeightsCallback, ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback,
-                    OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks])
+                    OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks, RestoreCallback])
         .debugging(seed=cfg["seed"])
     )
 

@@ -98,20 +98,17 @@ class NetworkShape:
     def of_module(cls, module, env: dict | None = None) -> "NetworkShape":
         """The shape of a built Five module. Without `env` (the env config it was trained with) the observation groups
         are found from the observation space's widths (constant observations change no width: none are assumed)."""
-        from app.env.observation import OBSERVATION_GROUPS, ordered_groups
+        from app.env.observation import groups_of_space
         from app.game.teams import TEAM_SIZE
         sp = module.observation_space
         mode = next(m for m, n in TEAM_SIZE.items() if n == sp["me"].shape[0])
         extra = int(module.action_space["primary"].n) - N_PRIMARY
         model = {k: v for k, v in asdict(module.cfg).items()}
         if env is None:
-            width = sp["global"].shape[0]
-            names = list(OBSERVATION_GROUPS)
-            groups = next((g for r in range(len(names) + 1) for g in _subsets(names, r)
-                           if len(table_columns(ordered_groups(g))["global"]) == width), None)
-            if groups is None:
-                raise SurgeryError(f"the module's global observation has {width} columns: no set of observation "
-                                   f"groups ({names}) gives that")
+            try:
+                groups = groups_of_space(sp)
+            except ValueError as e:
+                raise SurgeryError(f"the module's observation space: {e}") from None
             env = {"mode": mode, "max_units": sp["units"].shape[0], "observation_groups": list(groups)}
         return cls.of(model, env, extra)
 
@@ -215,11 +212,6 @@ class NetworkShape:
         for name, axes in embeddings.items():
             out[f"{name}.weight"] = axes
         return out
-
-
-def _subsets(items, r):
-    import itertools
-    return [list(c) for c in itertools.combinations(items, r)]
 
 
 # ---- the transplant of one tensor ------------------------------------------------------------------------------------

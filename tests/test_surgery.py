@@ -299,7 +299,8 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
     try:
         assert algo2.iteration == 2
         before = algo2.learner_group.get_weights(module_ids=[MAIN])[MAIN]
-        assert np.allclose(np.asarray(before["value_head.weight"])[:, :32], np.asarray(old_weights["value_head.weight"]))
+        assert np.allclose(np.asarray(before["value_head.weight"])[:, :32],
+                           np.asarray(old_weights["value_head.weight"]))
         result = algo2.train()
         assert result["training_iteration"] == 3 and result["schedule"]["lr"] == 0.0
         after = algo2.learner_group.get_weights(module_ids=[MAIN])[MAIN]
@@ -309,3 +310,16 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
         assert all(v.weights_path.startswith(str(out)) for v in algo2._five_pool.versions[:len(pool["versions"])])
     finally:
         algo2.stop()
+
+
+def test_a_state_with_one_count_for_all_features_loads(old):
+    """States saved before per-feature counts (one count per normalizer) load as that count for every feature."""
+    shape, module = old
+    state = dict(module.get_state())
+    n = float(np.asarray(state["norm.units.count"])[0])
+    for key in [k for k in state if k.endswith(".count")]:
+        state[key] = np.asarray(n)
+    m = rebuilt(shape, state)
+    assert m.norm["units"].count.shape == m.norm["units"].mean.shape and bool((m.norm["units"].count == n).all())
+    new_state, _ = widen_lstm(state, shape, 48)
+    assert np.shape(new_state["norm.global.count"]) == (N_GLOBAL,)

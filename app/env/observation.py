@@ -246,6 +246,20 @@ def column_names(groups=()) -> dict:
             for i, name in enumerate(names)}
 
 
+def groups_of_space(space) -> tuple:
+    """The observation groups of an observation space (found from the width of its global table); a ValueError when
+    no set of groups gives that width."""
+    import itertools
+    width = space["global"].shape[-1]
+    names = list(OBSERVATION_GROUPS)
+    for r in range(len(names) + 1):
+        for groups in itertools.combinations(names, r):
+            if len(table_columns(groups)["global"]) == width:
+                return tuple(groups)
+    raise ValueError(f"an observation space with {width} global columns: no set of observation groups "
+                     f"({names}) gives that")
+
+
 def encode_groups(game, groups: tuple, team: int, team_size: int) -> dict:
     """{observation key: (columns,) float32} of the groups' columns for one team (the same for its heroes)."""
     out = {}

@@ -323,3 +323,29 @@ def test_a_state_with_one_count_for_all_features_loads(old):
     assert m.norm["units"].count.shape == m.norm["units"].mean.shape and bool((m.norm["units"].count == n).all())
     new_state, _ = widen_lstm(state, shape, 48)
     assert np.shape(new_state["norm.global.count"]) == (N_GLOBAL,)
+
+
+def test_new_action_share_reaches_the_envs_through_the_wrapper():
+    from types import SimpleNamespace
+
+    from app.env.reward_wrapper import PostprocessedRewardEnv
+    from callbacks.schedules import set_on_envs
+    envs = [PostprocessedRewardEnv(MobaEnv({"mode": "1v1", "new_actions": ["buyback"]})) for _ in range(2)]
+    runner = SimpleNamespace(env=SimpleNamespace(envs=envs))
+    assert set_on_envs(runner, "set_new_action_share", 0.25) == 2
+    assert all(e.env.cfg.new_action_share == 0.25 for e in envs)
+    assert set_on_envs(runner, "set_team_spirit", 0.5) == 2 and envs[0].team_spirit == 0.5
+
+
+def test_restore_config_errors_name_the_field(tmp_path):
+    from app.train_config import INIT_DEFAULTS, validate
+    assert INIT_DEFAULTS["lr_hold_iterations"] == 5 and INIT_DEFAULTS["lr_hold_lr"] == 0.0
+    with pytest.raises(ValueError, match=r"config 'init.restore': must be the path of an algorithm checkpoint"):
+        validate({"init": {"restore": str(tmp_path)}})
+    (tmp_path / "algorithm_state.pkl").write_bytes(b"")
+    with pytest.raises(ValueError, match=r"config 'init.restore': and init.checkpoint both set"):
+        validate({"init": {"restore": str(tmp_path), "checkpoint": str(tmp_path)}})
+    with pytest.raises(ValueError, match=r"config 'init.lr_hold_iterations': must be >= 0"):
+        validate({"init": {"lr_hold_iterations": -1}})
+    with pytest.raises(ValueError, match=r"config 'schedules.new_action_share': values must be in \[0.0, 1.0\]"):
+        validate({"schedules": {"new_action_share": 2}})

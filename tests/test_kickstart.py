@@ -64,7 +64,7 @@ def test_a_checkpoint_of_another_layout_is_refused_naming_the_key(ray_session, n
         algo.stop()
 
 
-# ---- an agent as the teacher (policies/teacher_labels.py) ---------------------------------------------------------------
+# ---- an agent as the teacher (policies/teacher_labels.py) ------------------------------------------------------------
 def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_annealed(ray_session, no_home_results):
     from app.env.actions import ACTION_KEYS
     from policies.agents import make_agent

@@ -70,9 +70,10 @@ def play_games(args, games: list) -> list:
     from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
     from policies.references import agent_maker
 
-    if getattr(args, "workers", 1) > 1:  # one torch thread per worker process: they share the cores
-        import torch
-        torch.set_num_threads(1)
+    # one torch thread: a forward pass of one team's heroes is too small to share, and with every core busy
+    # (training, other workers) a second thread made it 10-50x slower (55 ms a step in a measured game)
+    import torch
+    torch.set_num_threads(1)
     env = MobaEnv({"mode": args.mode, "evaluation": True, "time_limit_s": args.time_limit, "seed": args.seed})
     make_agent, make_opponent = (agent_maker(a, not args.greedy, env) for a in (args.agent, args.opponent))
     labels = agent_label(args.agent), agent_label(args.opponent)

@@ -87,7 +87,7 @@ def latest_checkpoint(run_dir: str) -> str | None:
 
 
 def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, workers: int, log=print,
-                     seed: int = FINAL_SEED) -> dict:
+                     seed: int = FINAL_SEED, time_limit_s: float = 0.0) -> dict:
     """Opponent -> the checkpoint's games against it (app.evaluate: evaluation mode, sides alternating, seeds from
     `seed`), with the win rate's 95% Wilson interval."""
     from app.evaluate import evaluate
@@ -95,7 +95,7 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
     for opponent, games in opponents.items():
         if games <= 0:
             continue
-        args = argparse.Namespace(agent=checkpoint, opponent=opponent, mode=mode, games=games, time_limit=0.0,
+        args = argparse.Namespace(agent=checkpoint, opponent=opponent, mode=mode, games=games, time_limit=time_limit_s,
                                   seed=seed, greedy=greedy, replay_dir=None, replay_every=1.0, html=False,
                                   workers=workers)
         s = evaluate(args, log=lambda line: None)

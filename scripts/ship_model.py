@@ -73,6 +73,10 @@ def bench_command(bench: dict) -> str:
     return f"python scripts/bench_learning.py --config {bench['config']} (final evaluation of run {bench['run']})"
 
 
+def time_limit_words(seconds) -> str:
+    return f"{seconds:.0f} s of game time" if seconds else "the mode's time limit"
+
+
 def card_markdown(card: dict) -> str:
     lines = [f"# {card['name']}", "", f"A {card['mode']} agent of openfive: the OpenAI Five network "
              f"(policies/five_module.py), trained with PPO on this project's MOBA engine.", "",
@@ -83,8 +87,10 @@ def card_markdown(card: dict) -> str:
              f"{card['mode']} --games 20 --workers 2", "```", "",
              "## Measured win rates", "",
              f"Evaluation games (no training randomization, seeded jitter), seeds from {card['eval_seed']}, sides "
-             f"alternating, actions sampled as in training; a win is a destroyed ancient (crystal) within the mode's "
-             f"time limit. Measured on {card['hardware']} with `{card['eval_command']}`.", "",
+             f"alternating, actions sampled as in training; a win is a destroyed ancient (crystal) within "
+             f"{time_limit_words(card.get('eval_time_limit_s'))}; the points win rate also counts a capped game in "
+             f"which the agent's team had the higher raw return. Measured on {card['hardware']} with "
+             f"`{card['eval_command']}`.", "",
              "| opponent | games | won | drawn | lost | win rate (95% CI) | points win rate |",
              "|---|---|---|---|---|---|---|"]
     for name, r in card["win_rates"].items():
@@ -114,6 +120,8 @@ def main(argv=None):
     p.add_argument("--lower-games", type=int, default=40, help="games against every lower ladder level")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--notes", default="", help="a line for the card (how it was trained)")
+    p.add_argument("--time-limit", type=float, default=0.0,
+                   help="game time limit in seconds (default 0: the mode's, 1200 s in 1v1, 1800 s in 5v5)")
     p.add_argument("--bench-log", help="a bench_learning.py log whose final evaluation was of this checkpoint: its "
                                        "win rates go in the card, no games are played")
     args = p.parse_args(argv)
@@ -132,10 +140,12 @@ def main(argv=None):
         win_rates, seed, command = bench["final"], FINAL_SEED, bench_command(bench)
     else:
         games = {level: args.games if level == TOP_LEVEL else args.lower_games for level in LADDER}
-        win_rates = final_evaluation(out, mode, games, greedy=False, workers=args.workers, seed=EVAL_SEED)
+        win_rates = final_evaluation(out, mode, games, greedy=False, workers=args.workers, seed=EVAL_SEED,
+                                     time_limit_s=args.time_limit)
         seed = EVAL_SEED
     card = {"name": args.name, "mode": mode, "source_checkpoint": os.path.abspath(args.checkpoint),
-            "hardware": hardware(), "eval_seed": seed, "eval_seconds": round(time.time() - t, 1),
+            "hardware": hardware(), "eval_seed": seed, "eval_time_limit_s": args.time_limit or None,
+            "eval_seconds": round(time.time() - t, 1),
             "eval_command": command,
             "win_rates": win_rates, "training": training_summary(args.run_dir), "notes": args.notes}
     with open(os.path.join(out, "card.json"), "w") as f:

@@ -48,7 +48,8 @@ def training_env_config(cfg: dict) -> dict:
     return {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
             "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
             "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
-            "torch_threads": cfg["resources"]["torch_threads"]}
+            "torch_threads": cfg["resources"]["torch_threads"],
+            **({"new_action_share": initial["new_action_share"]} if cfg["env"].get("new_actions") else {})}
 
 
 def five_module_spec(model: dict, env=None):
@@ -98,7 +99,7 @@ def build_algo_config(cfg: dict):
     from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
-    from callbacks.init_weights import InitWeightsCallback
+    from callbacks.init_weights import InitWeightsCallback, RestoreCallback
     from callbacks.metrics import GameMetricsCallback
     from callbacks.opponents import OPPONENTS_KEY, OpponentsCallback
     from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
@@ -142,7 +143,7 @@ def build_algo_config(cfg: dict):
                                  STORAGE_KEY: cfg["storage_path"],
                                  TRUESKILL_KEY: load_trueskill_settings(cfg)})
         .callbacks([InitWeightsCallback, ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback,
-                    OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks])
+                    OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks, RestoreCallback])
         .debugging(seed=cfg["seed"])
     )
 

@@ -15,7 +15,8 @@ A run config (tune_configs/*.yaml) has these sections; every key is optional and
     trueskill: {...}                 # TRUESKILL_DEFAULTS (the in-training TrueSkill evaluator, app. J)
     league: {...}                    # LEAGUE_DEFAULTS (past opponents, app. N)
     opponents: {fixed, curriculum, time_limit_outcome}   # OPPONENTS_DEFAULTS (fixed agents, a ladder curriculum)
-    init: {checkpoint, teacher}      # INIT_DEFAULTS (start from pretrained weights; the kickstart loss's teacher)
+    init: {checkpoint, teacher, restore, lr_hold_iterations, lr_hold_lr}   # INIT_DEFAULTS (start from pretrained
+                                     # weights; the kickstart loss's teacher; continue after model surgery)
     stop: {...}                      # any of training_iteration, time_total_s, num_env_steps_sampled_lifetime,
                                      # timestamp (a wall-clock deadline)
     checkpoint: {frequency, num_to_keep, at_end}
@@ -74,13 +75,26 @@ SCHEDULE_DEFAULTS = {
     # weight of the kickstart loss, KL(teacher || policy) on the training batch (Schmitt et al. 2018; the teacher is
     # init.teacher or init.checkpoint); 0 = off, the reproduction's default: OpenAI Five learned from scratch
     "kickstart_coeff": 0.0,
+    # the share of games in which the env config's new_actions are legal (seeds/003 app. B: new actions are annealed
+    # in "starting with 0% of rollout games ... slowly ramping up to 100%"); 1 = always (no new action)
+    "new_action_share": 1.0,
 }
+# seeds/003 app. B "Smooth Training Restart": after surgery, "a learning rate of 0 for the first several hours of
+# training" while Adam's moments adjust and the rollouts reach steady state. Several hours of OpenAI Five are a few
+# iterations here (a CPU run makes 30-90 iterations an hour)
+SURGERY_LR_HOLD_ITERATIONS = 5
+SURGERY_LR_HOLD_LR = 0.0
 INIT_DEFAULTS = {  # where "main" starts
     "checkpoint": None,  # None: random weights; PATH: an RLModule checkpoint (python -m app.pretrain) or a run's
     # checkpoint, whose module weights (observation statistics included) "main" starts from
     # the kickstart loss's teacher: a module checkpoint, or an agent's name (scripted_3: labels the student's states
     # in shadow in the env runners, policies/teacher_labels.py); None: init.checkpoint
     "teacher": None,
+    # PATH: continue from a whole algorithm checkpoint (weights, optimizer, league pool, iteration), typically one
+    # written by model surgery (python -m app.surgery --out PATH) for this run's model and env
+    "restore": None,
+    "lr_hold_iterations": SURGERY_LR_HOLD_ITERATIONS,  # with restore: iterations at lr_hold_lr after the restored one
+    "lr_hold_lr": SURGERY_LR_HOLD_LR,
 }
 REWARD_DEFAULTS = {
     "zero_sum": True, "time_decay": True,  # app. G
@@ -248,7 +262,7 @@ def validate(raw: dict) -> dict:
     for name in SCHEDULED:
         s = Schedule.parse(name, sched.get(name, SCHEDULE_DEFAULTS[name]))
         lo, hi = {"team_spirit": (0.0, 1.0), "lr": (0.0, 1.0), "entropy_coeff": (0.0, 10.0),
-                  "gae_horizon_s": (0.2, 1e5), "kickstart_coeff": (0.0, 100.0)}[name]
+                  "gae_horizon_s": (0.2, 1e5), "kickstart_coeff": (0.0, 100.0), "new_action_share": (0.0, 1.0)}[name]
         for _, y in s.points:
             if not lo <= y <= hi:
                 _bad(f"schedules.{name}", f"values must be in [{lo}, {hi}], got {y}")
@@ -380,6 +394,19 @@ def _validate_init(given: dict, kickstart: dict, resources: dict) -> dict:
                                                      else "") + f", got {init[k]!r}")
         if init[k] is not None:
             init[k] = os.path.abspath(init[k])
+    if init["restore"] is not None:
+        if not isinstance(init["restore"], str) or not os.path.isfile(os.path.join(init["restore"],
+                                                                                   "algorithm_state.pkl")):
+            _bad("init.restore", f"must be the path of an algorithm checkpoint (a run's checkpoint_N, or python -m "
+                                 f"app.surgery --out PATH), got {init['restore']!r}")
+        if init["checkpoint"] is not None:
+            _bad("init.restore", "and init.checkpoint both set: restore continues a whole checkpoint (its weights "
+                                 "included); set one of them")
+        init["restore"] = os.path.abspath(init["restore"])
+    if init["lr_hold_iterations"] < 0:
+        _bad("init.lr_hold_iterations", f"must be >= 0, got {init['lr_hold_iterations']}")
+    if not 0.0 <= init["lr_hold_lr"] <= 1.0:
+        _bad("init.lr_hold_lr", f"must be in [0, 1], got {init['lr_hold_lr']}")
     if agent:
         if resources["env_runner"] != "batched":
             _bad("init.teacher", f"an agent teacher ({init['teacher']!r}) labels the student's states inside the "

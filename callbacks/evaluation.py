@@ -23,7 +23,8 @@ from callbacks.trial_files import TrialFilesCallback
 
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 # the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
-EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset", "evaluation_jitter")
+EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset", "evaluation_jitter",
+                 "observation_groups", "constant_observations")  # the last two: the observation layout (surgery)
 SEED_STRIDE = 1000  # the evaluation after iteration i plays games with seeds SEED_STRIDE * i + g
 REPLAY_DIR = "replays"  # in the trial directory
 AGENT_NAME = "main"  # the module's name in the replays' headers

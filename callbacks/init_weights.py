@@ -1,12 +1,16 @@
-"""``init.checkpoint``: "main" starts from a module checkpoint's weights (a kickstart from ``python -m app.pretrain``,
-or a run's checkpoint) instead of random ones, its observation statistics included. Applied when the algorithm is
-built; a restored checkpoint (``--resume``) overwrites it afterwards, as it should."""
+"""Where "main" starts. ``init.checkpoint``: from a module checkpoint's weights (a kickstart from
+``python -m app.pretrain``, or a run's checkpoint) instead of random ones, its observation statistics included.
+``init.restore``: from a whole algorithm checkpoint, typically written by model surgery (``python -m app.surgery``):
+weights, optimizer state, league pool, curriculum and iteration, with the learning rate held at ``init.lr_hold_lr``
+for ``init.lr_hold_iterations`` iterations after the restored one (seeds/003 app. B, "Smooth Training Restart").
+Applied when the algorithm is built; a restored checkpoint (``--resume``) overwrites it afterwards, as it should."""
 from __future__ import annotations
 
 import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
 
+from callbacks.schedules import LR_HOLD_KEY
 from policies.five_learner import INIT_KEY
 from policies.module_ids import MAIN
 
@@ -32,6 +36,36 @@ class InitWeightsCallback(RLlibCallback):
         expected = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         check_same_layout(path, state, expected)
         algorithm.learner_group.foreach_learner(lambda learner: learner.module[MAIN].set_state(state))
+        # set on every runner and waited for (RLlib's sync_weights does not wait, and may skip a busy runner)
+        algorithm.env_runner_group.foreach_env_runner(
+            lambda er: er.module[MAIN].set_state(state) if er.module is not None else None, local_env_runner=True)
+
+
+def _iteration_of(path: str) -> int:
+    import pickle
+    import os
+
+    from ray.tune.result import TRAINING_ITERATION
+    with open(os.path.join(path, "algorithm_state.pkl"), "rb") as f:
+        return int(pickle.load(f).get(TRAINING_ITERATION, 0))
+
+
+class RestoreCallback(RLlibCallback):
+    """``init.restore``: the algorithm continues from a whole checkpoint. Listed last among the callbacks, so that the
+    others have set up (league pool, schedules) before the restore's ``on_checkpoint_loaded`` reaches them."""
+
+    @override(RLlibCallback)
+    def on_algorithm_init(self, *, algorithm, **kwargs):
+        init = algorithm.config.learner_config_dict.get(INIT_KEY) or {}
+        path = init.get("restore")
+        if not path:
+            return
+        start = _iteration_of(path)
+        if init.get("lr_hold_iterations", 0) > 0:  # read by the schedules (callbacks/schedules.py) from now on
+            setattr(algorithm, LR_HOLD_KEY, (start + 1, start + int(init["lr_hold_iterations"]),
+                                             float(init.get("lr_hold_lr", 0.0))))
+        algorithm.load_checkpoint(path)  # restore_from_path, then every callback's on_checkpoint_loaded
+        state = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         # set on every runner and waited for (RLlib's sync_weights does not wait, and may skip a busy runner)
         algorithm.env_runner_group.foreach_env_runner(
             lambda er: er.module[MAIN].set_state(state) if er.module is not None else None, local_env_runner=True)

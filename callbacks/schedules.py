@@ -1,11 +1,16 @@
 """Hyperparameter schedules (seeds/003 app. C, figure 7): piecewise-linear functions of training iterations or env
 steps for team spirit, learning rate, entropy coefficient and the GAE horizon (gamma = 1 - T / H, T = frameskip /
 30 s, eq. 3), and the weight of the kickstart loss (policies/five_learner.py: KL to a teacher network, annealed so
-that PPO can leave the teacher behind).
+that PPO can leave the teacher behind), and the share of games in which a new primary action is legal
+(``new_action_share``, the env config's ``new_actions``: annealed from 0 to 1 after model surgery, seeds/003 app. B).
+
+After model surgery (``init.restore`` of a surgered checkpoint, callbacks/init_weights.py) the learning rate is held
+(``init.lr_hold_iterations`` at ``init.lr_hold_lr``, app. B "Smooth Training Restart") for the first iterations after
+the restored one, while Adam's moments of the new parameters and the observation statistics settle.
 
 ``ScheduleCallback`` applies them: before the first iteration, after each iteration (for the next one), after a
 checkpoint is restored (``--resume`` continues where the schedules were) and when env runners are recreated (their
-team spirit is set again). The values used by each iteration are logged in ``result["schedule"]``.
+team spirit and new-action share are set again). The values used by each iteration are logged in ``result["schedule"]``.
 """
 from __future__ import annotations
 
@@ -18,7 +23,9 @@ from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LI
 
 from app.game.constants import TICKS_PER_SECOND
 
-SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff")
+SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share")
+ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share"}  # value -> env method
+LR_HOLD_KEY = "_five_lr_hold"  # on the algorithm: (first iteration after the restored one, last held, lr)
 UNITS = ("iterations", "env_steps")
 SCHEDULES_KEY = "five_schedules"  # where the schedules travel inside config.learner_config_dict
 
@@ -63,25 +70,39 @@ def gamma_from_horizon(horizon_s: float, frameskip: int) -> float:
     return 1.0 - (frameskip / TICKS_PER_SECOND) / horizon_s
 
 
-def schedule_values(schedules: dict, iteration: int, env_steps: int, frameskip: int) -> dict:
+def schedule_values(schedules: dict, iteration: int, env_steps: int, frameskip: int, lr_hold=None) -> dict:
+    """The scheduled values of an iteration; `lr_hold` (first, last, lr): the learning rate is lr on iterations first
+    to last (the smooth restart after model surgery)."""
     vals = {name: Schedule(tuple(map(tuple, s["points"])), s["unit"]).value(iteration, env_steps)
             for name, s in schedules.items()}
     if "gae_horizon_s" in vals:
         vals["gamma"] = gamma_from_horizon(vals["gae_horizon_s"], frameskip)
+    if lr_hold is not None and lr_hold[0] <= iteration + 1 <= lr_hold[1]:  # values set after iteration are for the next
+        vals["lr"] = float(lr_hold[2])
+        vals["lr_held"] = 1.0
     return vals
 
 
-def _set_team_spirit(env_runner, tau):
+def set_on_envs(env_runner, method: str, value) -> int:
+    """Calls `method(value)` on every env of a runner that has it (through wrappers: their ``env``)."""
     env = getattr(env_runner, "env", None)
     if env is None:  # the local runner has no env when there are remote runners
         return 0
     n = 0
     for e in getattr(env, "envs", [env]):
         target = getattr(e, "unwrapped", e)
-        if hasattr(target, "set_team_spirit"):
-            target.set_team_spirit(tau)
+        while target is not None and not hasattr(target, method):
+            target = getattr(target, "env", None)
+        if target is not None:
+            getattr(target, method)(value)
             n += 1
     return n
+
+
+def _set_env_values(vals: dict):
+    """A function of an env runner that sets the env-side scheduled values on its envs."""
+    items = [(method, vals[name]) for name, method in ENV_SCHEDULED.items() if name in vals]
+    return lambda env_runner: [set_on_envs(env_runner, method, v) for method, v in items]
 
 
 def _set_teacher_labels(env_runner, on: bool):
@@ -95,14 +116,12 @@ class ScheduleCallback(RLlibCallback):
         cfg = algorithm.config.learner_config_dict
         schedules, frameskip = cfg[SCHEDULES_KEY], cfg["frameskip"]
         env_steps = int(algorithm.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
-        vals = schedule_values(schedules, iteration, env_steps, frameskip)
+        vals = schedule_values(schedules, iteration, env_steps, frameskip, getattr(algorithm, LR_HOLD_KEY, None))
         learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma", "kickstart_coeff") if k in vals}
         if learner_vals:
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_schedule_values(learner_vals))
-        if "team_spirit" in vals:
-            tau = vals["team_spirit"]
-            algorithm.env_runner_group.foreach_env_runner(lambda er: _set_team_spirit(er, tau),
-                                                          local_env_runner=True)
+        if any(k in vals for k in ENV_SCHEDULED):
+            algorithm.env_runner_group.foreach_env_runner(_set_env_values(vals), local_env_runner=True)
         labels_on = vals.get("kickstart_coeff", 0.0) > 0
         if labels_on != getattr(algorithm, "_five_teacher_labels", None):
             algorithm.env_runner_group.foreach_env_runner(lambda er: _set_teacher_labels(er, labels_on),
@@ -123,10 +142,9 @@ class ScheduleCallback(RLlibCallback):
     def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, is_evaluation,
                                  **kwargs):
         vals = getattr(algorithm, "_five_schedule_values", None) or self._apply(algorithm, algorithm.iteration)
-        if "team_spirit" in vals and not is_evaluation:
-            tau = vals["team_spirit"]
-            env_runner_group.foreach_env_runner(lambda er: _set_team_spirit(er, tau), remote_worker_ids=
-                                                env_runner_indices, local_env_runner=False)
+        if any(k in vals for k in ENV_SCHEDULED) and not is_evaluation:
+            env_runner_group.foreach_env_runner(_set_env_values(vals), remote_worker_ids=env_runner_indices,
+                                                local_env_runner=False)
         if not is_evaluation:
             on = vals.get("kickstart_coeff", 0.0) > 0
             env_runner_group.foreach_env_runner(lambda er: _set_teacher_labels(er, on), remote_worker_ids=

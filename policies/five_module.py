@@ -45,8 +45,8 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.annotations import override
 from torch import nn
 
-from app.env.actions import N_OFFSETS, N_PRIMARY
-from app.env.observation import MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_IS_ENEMY
+from app.env.actions import N_OFFSETS
+from app.env.observation import MINIMAP_N, N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_IS_ENEMY
 from app.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from app.game.constants import N_DELAYS, N_UNIT_TYPES
 from app.game.heroes import HEROES
@@ -126,6 +126,10 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.max_units, n_unit = sp["units"].shape
         n_hero_feat = sp["heroes"].shape[1]
         e = cfg.categorical_embed
+        # the primary actions and the action embedding ids come from the spaces (app/env: N_PRIMARY, N_ACTION_IDS), so
+        # that a module can be built for a space with an added action (model surgery, policies/surgery.py)
+        self.n_primary = int(self.action_space["primary"].n)
+        self.n_action_ids = int(np.max(sp["action_id"].high)) + 1
         self.norm = nn.ModuleDict({
             "global": RunningNorm(sp["global"].shape[0]), "units": RunningNorm(n_unit),
             "heroes": RunningNorm(n_hero_feat),
@@ -138,7 +142,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.hero_mlp = _mlp([n_hero_feat + 2 * e, cfg.hero_hidden, cfg.hero_embed])
         self.global_mlp = _mlp([sp["global"].shape[0], cfg.global_embed])
         n_prev = sp["private_prev_action"].shape[1]
-        sizes = (N_PRIMARY, N_DELAYS, self.max_units, N_OFFSETS, N_OFFSETS)  # the action parameters, ACTION_KEYS order
+        # the action parameters, ACTION_KEYS order
+        sizes = (self.n_primary, N_DELAYS, self.max_units, N_OFFSETS, N_OFFSETS)
         self.prev_emb = nn.ModuleList([nn.Embedding(n, e) for n in sizes][:n_prev])
         mini = N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N
         self.private_mlp = _mlp([mini + sp["private_lanes"].shape[1] + n_prev * e, cfg.private_hidden,
@@ -151,17 +156,17 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.pool_size = int(cfg.replica_size * CROSS_HERO_POOL_FRACTION)
         self.lstm = nn.LSTM(cfg.replica_size + self.pool_size, cfg.lstm_size, batch_first=True)
         h = cfg.lstm_size
-        self.action_emb = nn.Embedding(N_ACTION_IDS, cfg.action_embed)
+        self.action_emb = nn.Embedding(self.n_action_ids, cfg.action_embed)
         self.action_query = nn.Linear(h, cfg.action_embed)
         self.unit_key = nn.Linear(cfg.unit_embed, cfg.action_embed)
         self.unit_query = nn.Linear(h, cfg.action_embed)
-        self.action_gate = nn.Embedding(N_ACTION_IDS, cfg.action_embed)  # the learned per-action mask of figure 18
+        self.action_gate = nn.Embedding(self.n_action_ids, cfg.action_embed)  # the learned per-action mask of figure 18
         self.delay_head = nn.Linear(h, N_DELAYS)
         self.offset_x_head = nn.Linear(h, 9)
         self.offset_y_head = nn.Linear(h, 9)
         self.value_head = nn.Linear(h, 1)
         self.win_head = nn.Linear(h, 1)
-        self.action_dist_cls = FiveActionDistribution.make(N_PRIMARY, self.max_units)
+        self.action_dist_cls = FiveActionDistribution.make(self.n_primary, self.max_units)
         self.register_buffer("reads_unit_table", torch.tensor(TARGET_TYPE_READS_UNIT, dtype=torch.bool),
                              persistent=False)
         self.register_buffer("reads_offset_table", torch.tensor(TARGET_TYPE_READS_OFFSET, dtype=torch.bool),
@@ -335,7 +340,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         legal = legal.clone()
         legal[:, 0] = True  # no-op is always legal
         # the dot product of the query with every action embedding, then the row's actions picked: cheaper than
-        # gathering an (N, P, E) table of embeddings (there are N_ACTION_IDS ids in all)
+        # gathering an (N, P, E) table of embeddings (there are n_action_ids ids in all)
         primary = torch.gather(self.action_query(o) @ self.action_emb.weight.T, 1, ids)  # (N, P)
         primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
         gate = torch.sigmoid(self.action_gate.weight)[ids]  # (N, P, K): the sigmoid on the table, then the lookup

@@ -4,6 +4,9 @@ the st dev, clipping the final result to be within (-5, 5)".
 
 The statistics are registered buffers, so they travel with the module's state (checkpoints, and the weights the
 learner pushes to the env runners): runners and learner always normalize alike. Only the learner updates them.
+Each feature keeps its own count, so that a feature added by model surgery (policies/surgery.py) starts fresh
+statistics beside the others; a state saved with one count for all features (before surgery existed) loads as that
+count for each feature.
 """
 from __future__ import annotations
 
@@ -17,13 +20,20 @@ NORM_EPS = 1e-6
 class RunningNorm(nn.Module):
     def __init__(self, n_features: int):
         super().__init__()
-        self.register_buffer("count", torch.zeros((), dtype=torch.float64))
+        self.register_buffer("count", torch.zeros(n_features, dtype=torch.float64))
         self.register_buffer("mean", torch.zeros(n_features, dtype=torch.float64))
         self.register_buffer("m2", torch.zeros(n_features, dtype=torch.float64))
 
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        key = prefix + "count"
+        count = state_dict.get(key)
+        if count is not None and torch.as_tensor(count).dim() == 0:  # one count for all features (older states)
+            state_dict[key] = torch.as_tensor(count, dtype=torch.float64).expand(self.count.shape).clone()
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
     @property
     def std(self) -> torch.Tensor:
-        """The running standard deviation (1 until two values were seen); computed without a host sync."""
+        """The running standard deviation per feature (1 until two values were seen); computed without a host sync."""
         std = torch.sqrt(self.m2 / (self.count - 1).clamp_min(1.0)).clamp_min(NORM_EPS)
         return torch.where(self.count < 2, torch.ones_like(std), std)
 

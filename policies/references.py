@@ -24,6 +24,7 @@ import os
 import time
 
 from app.env.moba_env import MobaEnv
+from app.env.observation import groups_of_space
 from app.game.teams import DEFAULT_TIME_LIMIT_S, TEAM_NAMES, side_of_game
 from policies import ratings as R
 from policies.agents import AGENTS, make_agent, play_game
@@ -125,13 +126,13 @@ def make_reference_agent(name: str, spec: dict, seed: int):
 
 
 def play_rated_game(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: float, on_step=None,
-                    time_limit_outcome: str = R.DEFAULT_TIME_LIMIT_OUTCOME) -> float:
+                    time_limit_outcome: str = R.DEFAULT_TIME_LIMIT_OUTCOME, env: dict | None = None) -> float:
     """One evaluation-mode game of agent a (playing `a_side`) against agent b; returns a's score (ratings.WIN, DRAW
     or LOSS; a game stopped by the time limit counts as `time_limit_outcome` says, ratings.game_score).
-    `on_step(env)` runs after every step."""
+    `on_step(env)` runs after every step; `env`: more env config keys (the observation groups of a surgered model)."""
     if a_side not in TEAM_NAMES:
         raise ValueError(f"a_side must be one of {list(TEAM_NAMES)}, got {a_side!r}")
-    env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
+    env = MobaEnv({**(env or {}), "mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
     radiant, dire = (agent_a, agent_b) if a_side == TEAM_NAMES[0] else (agent_b, agent_a)
     s = play_game(env, radiant, dire, seed=seed, on_step=on_step)
     return R.game_score(a_side, s["winner"], R.team_margin(a_side, s["raw_return"]), time_limit_outcome)
@@ -196,6 +197,9 @@ class VersionRater:
         `log(row)` after every game."""
         t0 = time.time()
         agent = ModuleAgent(module, explore=self.explore)
+        # the games in the module's observation layout (a surgered model's groups; its checkpoint references were
+        # surgered with it, app/surgery.py --references)
+        env = {"observation_groups": list(groups_of_space(module.observation_space))}
         rating = R.new_version_rating(self.previous_rating(version))
         counts, rows = {}, []
         for g in range(games):
@@ -204,7 +208,7 @@ class VersionRater:
             side = side_of_game(g)
             opponent = make_reference_agent(name, self.specs[name], seed + g)
             score = play_rated_game(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step=on_step,
-                                    time_limit_outcome=self.time_limit_outcome)
+                                    time_limit_outcome=self.time_limit_outcome, env=env)
             rating = R.update_against_reference(rating, self.pool[name], score)
             rows.append({"game": g, "reference": name, "reference_mu": self.pool[name].mu, "side": side,
                          "score": score, "mu": rating.mu, "sigma": rating.sigma})

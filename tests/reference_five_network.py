@@ -14,7 +14,8 @@ from policies.normalization import NORM_CLIP
 
 
 def _norm(norm, x):
-    std = torch.sqrt(norm.m2 / (norm.count - 1)).clamp_min(1e-6) if norm.count >= 2 else torch.ones_like(norm.mean)
+    std = torch.sqrt(norm.m2 / (norm.count - 1).clamp_min(1.0)).clamp_min(1e-6)
+    std = torch.where(norm.count >= 2, std, torch.ones_like(std))  # per feature: 1 until two values were seen
     return ((x.double() - norm.mean) / std).clamp(-NORM_CLIP, NORM_CLIP).to(x.dtype)
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, fields
 
+from app.env.actions import PRIMARY_NAMES
+from app.env.observation import OBSERVATION_GROUPS, column_names
 from app.env.rewards import DEFAULT_PRESET, REWARD_PRESETS, SIGNALS
 from app.game.constants import DEFAULT_FRAMESKIP, MAX_FRAMESKIP
 from app.game.heroes import HERO_INDEX
@@ -32,6 +34,14 @@ class EnvConfig:
     lineup: tuple = ()  # hero names, Radiant's then Dire's; used when lineup randomization is off
     reward_preset: str = DEFAULT_PRESET
     reward_weights: dict = field(default_factory=dict)  # overrides of single weights
+    # model surgery (policies/surgery.py, seeds/003 app. B): optional observation feature groups
+    # (observation.OBSERVATION_GROUPS), columns fed as the constant 0 ("table.column", observation.column_names:
+    # deprecated observations), and primary actions (actions.PRIMARY_NAMES) legal in only a share of games
+    # (new_action_share, annealed from 0 to 1 by the schedule of that name while a new action comes in)
+    observation_groups: tuple = ()
+    constant_observations: tuple = ()
+    new_actions: tuple = ()
+    new_action_share: float = 1.0
 
     @classmethod
     def from_dict(cls, d) -> "EnvConfig":
@@ -91,8 +101,37 @@ class EnvConfig:
                 bad("reward_weights", f"unknown signal {k!r}; allowed: {list(SIGNALS)}")
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
                 bad(f"reward_weights.{k}", f"must be a finite number, got {v!r}")
+        self._validate_surgery_keys(bad)
         if not self.max_units:
             self.max_units = DEFAULT_MAX_UNITS[self.mode]
+
+    def _validate_surgery_keys(self, bad):
+        for key, allowed in (("observation_groups", list(OBSERVATION_GROUPS)), ("new_actions", list(PRIMARY_NAMES))):
+            value = getattr(self, key)
+            if not isinstance(value, (list, tuple)) or any(v not in allowed for v in value):
+                bad(key, f"must be a list of names from {allowed}, got {value!r}")
+            if len(set(value)) != len(value):
+                bad(key, f"lists a name twice: {list(value)!r}")
+            setattr(self, key, tuple(value))
+        if "noop" in self.new_actions:
+            bad("new_actions", "the no-op is always legal; it cannot be annealed in")
+        columns = column_names(self.observation_groups)
+        value = self.constant_observations
+        if not isinstance(value, (list, tuple)) or any(v not in columns for v in value):
+            bad("constant_observations", f"must be a list of observation columns (table.column), got {value!r}; "
+                                         f"allowed: {sorted(columns)}")
+        self.constant_observations = tuple(value)
+        share = self.new_action_share
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+            bad("new_action_share", f"must be a number in [0, 1], got {share!r}")
+
+    def constant_columns(self) -> tuple:
+        """(observation key, column) of every constant observation."""
+        columns = column_names(self.observation_groups)
+        return tuple(columns[name] for name in self.constant_observations)
+
+    def new_action_ids(self) -> tuple:
+        return tuple(PRIMARY_NAMES.index(a) for a in self.new_actions)
 
     def randomized(self, key: str) -> bool:
         return not self.evaluation and self.randomize[key]

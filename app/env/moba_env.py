@@ -26,9 +26,10 @@ def next_instance_id() -> int:
     return next(_instance_counter)
 
 
-def agent_spaces(agents: list[str], team_size: int, max_units: int) -> tuple[dict, dict]:
-    """Every agent's observation and action space (the same for all heroes)."""
-    obs_space, act_space = observation_space(team_size, max_units), action_space(max_units)
+def agent_spaces(agents: list[str], team_size: int, max_units: int, groups=()) -> tuple[dict, dict]:
+    """Every agent's observation and action space (the same for all heroes); `groups`: optional observation feature
+    groups (observation.OBSERVATION_GROUPS)."""
+    obs_space, act_space = observation_space(team_size, max_units, groups), action_space(max_units)
     return {a: obs_space for a in agents}, {a: act_space for a in agents}
 
 
@@ -102,7 +103,7 @@ class MobaEnv(MultiAgentEnv):
         self.agents = list(self.possible_agents)
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, self.team_size,
-                                                                   self.cfg.max_units)
+                                                                   self.cfg.max_units, self.cfg.observation_groups)
         self.weights = reward_weights(self.cfg.reward_preset, self.cfg.reward_weights)
         self._win = SIGNAL_INDEX["win"]
         self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
@@ -132,7 +133,11 @@ class MobaEnv(MultiAgentEnv):
         setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0)
         self.games_started += 1
         self.game = Game(setup)
-        self.encoder = ObservationEncoder(self.game, self.cfg.max_units)
+        # a new action (model surgery, app. B) is legal in a share of games (drawn only when there is one, so that the
+        # game stream of a config without new actions stays as it was)
+        disabled = tuple(a for a in self.cfg.new_action_ids() if self._rng.random() >= self.cfg.new_action_share)
+        self.encoder = ObservationEncoder(self.game, self.cfg.max_units, self.cfg.observation_groups,
+                                          self.cfg.constant_columns(), disabled)
         self.tracker = RewardTracker(self.game, self.lanes, self.lane_until)
         self.prev_actions = np.zeros((self.n_heroes, 5), np.int64)
         self._queued = None  # action offset (app. L): orders decided at T, applied at T+1
@@ -201,6 +206,13 @@ class MobaEnv(MultiAgentEnv):
         orders[:, P_TICK] = np.minimum(orders[:, P_TICK], self.game.frameskip - 1)
         orders[orders[:, P_ACTIVE] == 0, P_TICK] = 0
         return orders
+
+    def set_new_action_share(self, share: float):
+        """The share of the next games in which the env config's new_actions are legal (the new_action_share
+        schedule, callbacks/schedules.py)."""
+        if not 0.0 <= float(share) <= 1.0:
+            raise ValueError(f"new_action_share must be in [0, 1], got {share!r}")
+        self.cfg.new_action_share = float(share)
 
     def observations(self) -> dict:
         """The latest observation of every agent (for scripted agents and tools)."""

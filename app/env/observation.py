@@ -202,6 +202,82 @@ _check_columns(MINIMAP_CHANNELS, "MINIMAP_", N_MINIMAP_CHANNELS)
 MINIMAP_N = 8
 MINIMAP_CELL = 250.0
 
+# ---- optional feature groups (env config ``observation_groups``) -----------------------------------------------------
+# A group appends columns to a table: the env config switch that model surgery's "add observation features" op is made
+# for (policies/surgery.py, seeds/003 app. B, Table 1 "Obs: ..."). A table's group columns follow its own, in the
+# order of OBSERVATION_GROUPS (whatever order a config lists them in), so a layout depends only on the set of groups.
+SCOREBOARD_FEATURES = (  # appended to global
+    ("own_team_kills", "count", "sum of hi[H_KILLS] over the hero's team"),
+    ("enemy_team_kills", "count", "the same for the enemy team"),
+    ("own_team_last_hits", "count", "sum of hi[H_LH] over the hero's team"),
+    ("enemy_team_last_hits", "count", "the same for the enemy team"),
+)
+(SCOREBOARD_OWN_TEAM_KILLS, SCOREBOARD_ENEMY_TEAM_KILLS, SCOREBOARD_OWN_TEAM_LAST_HITS, SCOREBOARD_ENEMY_TEAM_LAST_HITS,
+ N_SCOREBOARD) = range(5)
+_check_columns(SCOREBOARD_FEATURES, "SCOREBOARD_", N_SCOREBOARD)
+OBSERVATION_GROUPS = {"scoreboard": ("global", SCOREBOARD_FEATURES)}  # group -> (observation key, its columns)
+# the tables whose columns have names (env config ``constant_observations``: "table.column"), and their keys
+NAMED_TABLES = {"global": ("global", GLOBAL_FEATURES), "units": ("units", UNIT_FEATURES),
+                "heroes": ("heroes", HERO_FEATURES), "lanes": ("private_lanes", LANE_FEATURES)}
+
+
+def ordered_groups(groups) -> tuple:
+    """The groups in their canonical order (OBSERVATION_GROUPS); an unknown group is a ValueError naming the allowed."""
+    unknown = sorted(set(groups) - set(OBSERVATION_GROUPS))
+    if unknown:
+        raise ValueError(f"unknown observation group(s) {unknown}; allowed: {list(OBSERVATION_GROUPS)}")
+    return tuple(g for g in OBSERVATION_GROUPS if g in set(groups))
+
+
+def table_columns(groups=()) -> dict:
+    """{observation key: [column names]} of the named tables with the given groups' columns appended."""
+    out = {key: [row[0] for row in rows] for key, rows in NAMED_TABLES.values()}
+    for g in ordered_groups(groups):
+        key, rows = OBSERVATION_GROUPS[g]
+        out[key] += [f"{g}.{row[0]}" for row in rows]
+    return out
+
+
+def column_names(groups=()) -> dict:
+    """{"table.column": (observation key, column index)} of every named column (group columns included, as
+    "global.scoreboard.own_team_kills")."""
+    keys = {key: table for table, (key, _) in NAMED_TABLES.items()}
+    return {f"{keys[key]}.{name}": (key, i) for key, names in table_columns(groups).items()
+            for i, name in enumerate(names)}
+
+
+def groups_of_space(space) -> tuple:
+    """The observation groups of an observation space (found from the width of its global table); a ValueError when
+    no set of groups gives that width."""
+    import itertools
+    width = space["global"].shape[-1]
+    names = list(OBSERVATION_GROUPS)
+    for r in range(len(names) + 1):
+        for groups in itertools.combinations(names, r):
+            if len(table_columns(groups)["global"]) == width:
+                return tuple(groups)
+    raise ValueError(f"an observation space with {width} global columns: no set of observation groups "
+                     f"({names}) gives that")
+
+
+def encode_groups(game, groups: tuple, team: int, team_size: int) -> dict:
+    """{observation key: (columns,) float32} of the groups' columns for one team (the same for its heroes)."""
+    out = {}
+    hi = game.s.hi
+    own = slice(team * team_size, (team + 1) * team_size)
+    enemy = slice((1 - team) * team_size, (2 - team) * team_size)
+    for g in groups:
+        if g == "scoreboard":
+            cols = np.zeros(N_SCOREBOARD, np.float32)
+            cols[SCOREBOARD_OWN_TEAM_KILLS] = hi[own, H_KILLS].sum()
+            cols[SCOREBOARD_ENEMY_TEAM_KILLS] = hi[enemy, H_KILLS].sum()
+            cols[SCOREBOARD_OWN_TEAM_LAST_HITS] = hi[own, H_LH].sum()
+            cols[SCOREBOARD_ENEMY_TEAM_LAST_HITS] = hi[enemy, H_LH].sum()
+        key = OBSERVATION_GROUPS[g][0]
+        out[key] = np.concatenate([out[key], cols]) if key in out else cols
+    return out
+
+
 FLOAT_BOUND = 1e6
 # action_id: the generic actions are 0..N_PRIMARY-1, a hero's ability N_PRIMARY + its global ability id
 # (tables.hero_ability, below ABILITIES_PER_HERO * len(HEROES)); item actions keep their generic id. The last
@@ -215,20 +291,25 @@ PRIVATE_KEYS = ("private_minimap", "private_prev_action", "private_lanes")
 TEAM_SHARED_KEYS = ("global", "heroes", "hero_id", "hero_items", "unit_type", "unit_valid") + PRIVATE_KEYS
 
 
-def observation_space(team_size: int, max_units: int) -> spaces.Dict:
+def observation_space(team_size: int, max_units: int, groups=(), n_primary: int = N_PRIMARY,
+                      n_action_ids: int = N_ACTION_IDS) -> spaces.Dict:
+    """A hero's observation space; `groups`: optional feature groups (OBSERVATION_GROUPS); `n_primary`,
+    `n_action_ids`: the game's, or more for a model surgery test of an added action (policies/surgery.py)."""
     n, n2, u = team_size, 2 * team_size, max_units
+    extra = {key: len(names) - len(dict(NAMED_TABLES.values())[key]) for key, names in table_columns(groups).items()}
     f = lambda *shape: spaces.Box(-FLOAT_BOUND, FLOAT_BOUND, shape, np.float32)  # noqa: E731
     i = lambda high, *shape: spaces.Box(0, high, shape, np.int32)  # noqa: E731
     return spaces.Dict({
-        "global": f(N_GLOBAL), "units": f(u, N_UNIT), "unit_type": i(N_UNIT_TYPES, u), "unit_valid": i(1, u),
+        "global": f(N_GLOBAL + extra["global"]), "units": f(u, N_UNIT), "unit_type": i(N_UNIT_TYPES, u),
+        "unit_valid": i(1, u),
         "heroes": f(n2, N_HERO), "hero_id": i(len(HEROES), n2), "hero_items": i(len(ITEMS), n2, INVENTORY),
         "me": i(1, n), "private_minimap": f(n, N_MINIMAP_CHANNELS, MINIMAP_N, MINIMAP_N),
         # the largest value of any action parameter (ACTION_KEYS: primary, delay, target_unit, offset_x, offset_y)
-        "private_prev_action": i(max(N_PRIMARY, N_DELAYS, u, N_OFFSETS) - 1, n, len(ACTION_KEYS)),
+        "private_prev_action": i(max(n_primary, N_DELAYS, u, N_OFFSETS) - 1, n, len(ACTION_KEYS)),
         "private_lanes": f(n, N_LANE),
-        "action_mask": i(1, N_PRIMARY), "unit_masks": i(1, N_UNIT_KINDS, u),
-        "action_target_type": i(N_TARGET_TYPES - 1, N_PRIMARY), "action_unit_kind": i(N_UNIT_KINDS - 1, N_PRIMARY),
-        "action_id": i(N_ACTION_IDS - 1, N_PRIMARY),
+        "action_mask": i(1, n_primary), "unit_masks": i(1, N_UNIT_KINDS, u),
+        "action_target_type": i(N_TARGET_TYPES - 1, n_primary), "action_unit_kind": i(N_UNIT_KINDS - 1, n_primary),
+        "action_id": i(n_action_ids - 1, n_primary),
     })
 
 
@@ -511,8 +592,14 @@ def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units
 class ObservationEncoder:
     """Allocates fresh arrays each call (RLlib keeps references to observations) and splits them per hero."""
 
-    def __init__(self, game, max_units: int):
+    def __init__(self, game, max_units: int, groups=(), constant_columns=(), disabled_actions=()):
+        """groups: optional feature groups (OBSERVATION_GROUPS); constant_columns: (observation key, column) pairs fed
+        as 0 (deprecated observations, seeds/003 app. B "Removing Model Parts"); disabled_actions: primary actions
+        masked out in this game (a new action annealed in, app. B)."""
         from app.env.actions import hero_action_table
+        self.groups = ordered_groups(groups)
+        self.constant_columns = tuple(constant_columns)
+        self.disabled_actions = tuple(disabled_actions)
         self.game = game
         self.max_units = max_units
         self.team_size = game.team_size
@@ -543,5 +630,12 @@ class ObservationEncoder:
             encode_team(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis, g.map.terrain, team, n, u, prev_actions, lanes,
                         lane_until, g.abi, g.abf, g.hero_ab, g.ia_ab, self._ia_item, g.item_stats,
                         g.n_buildings_end, self.tt, self.uk, self.slot_units[team], *arrs.values())
+            if self.groups:
+                for key, cols in encode_groups(g, self.groups, team, n).items():
+                    arrs[key] = np.concatenate([arrs[key], np.broadcast_to(cols, (n, cols.shape[0]))], -1)
+            for key, col in self.constant_columns:
+                arrs[key][..., col] = 0.0
+            if self.disabled_actions:
+                arrs["action_mask"][:, list(self.disabled_actions)] = 0
             obs.extend({k: v[i] for k, v in arrs.items()} for i in range(n))
         return obs

@@ -179,7 +179,7 @@ class RemoteMobaEnv(MultiAgentEnv):
         self.agents = list(self.possible_agents)
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, self.team_size,
-                                                                   self.cfg.max_units)
+                                                                   self.cfg.max_units, self.cfg.observation_groups)
         self._sizes = tuple(self.action_spaces[self.possible_agents[0]][k].n for k in ACTION_KEYS)
         self._signals = tuple(spec.reward_signals)
         log.debug("remote game %s on %s (worker %d, instance %d)", self.game_id, self.address, self.worker_index,

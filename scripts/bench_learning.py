@@ -50,7 +50,7 @@ def wilson(wins: int, n: int, z: float = 1.96) -> tuple:
     p = wins / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return (round(centre - half, 3), round(centre + half, 3))
+    return (round(max(0.0, centre - half), 3) + 0.0, round(min(1.0, centre + half), 3))  # + 0.0: no "-0.0"
 
 
 def first_reached(rows: list, wall_of_iteration: dict) -> dict:

@@ -365,8 +365,9 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
     assert "per hero-min lane -3.00 death -0.25 gold 1.50" in line
 
 
-def test_a_wall_clock_deadline_stops_a_run_and_nothing_before_it():
+def test_a_wall_clock_deadline_stops_a_run_and_nothing_before_it(monkeypatch):
     from app.train_config import RunStopper
+    monkeypatch.setattr(RunStopper, "current", None)  # app.train.main sets it in this process (other tests)
     stop = train_config.validate({"stop": {"timestamp": 1_000_000}})["stop"]
     stopper = RunStopper(stop)
     assert not stopper("t", {"timestamp": 999_999, "training_iteration": 5})

@@ -99,16 +99,18 @@ def set_on_envs(env_runner, method: str, value) -> int:
     return n
 
 
-def _set_env_values(vals: dict):
-    """A function of an env runner that sets the env-side scheduled values on its envs."""
+def _set_runner_values(vals: dict):
+    """A function of an env runner that sets the runner-side scheduled values: those of its envs (ENV_SCHEDULED)
+    and whether the kickstart's agent teacher labels "main"'s steps (the batched env runner; only while the
+    kickstart loss is on)."""
     items = [(method, vals[name]) for name, method in ENV_SCHEDULED.items() if name in vals]
-    return lambda env_runner: [set_on_envs(env_runner, method, v) for method, v in items]
+    labels_on = vals.get("kickstart_coeff", 0.0) > 0
 
-
-def _set_teacher_labels(env_runner, on: bool):
-    """The kickstart's agent teacher labels "main"'s steps in the batched env runner only while its loss is on."""
-    if hasattr(env_runner, "set_teacher_labels"):
-        env_runner.set_teacher_labels(on)
+    def apply(env_runner):
+        if hasattr(env_runner, "set_teacher_labels"):
+            env_runner.set_teacher_labels(labels_on)
+        return [set_on_envs(env_runner, method, v) for method, v in items]
+    return apply
 
 
 class ScheduleCallback(RLlibCallback):
@@ -120,13 +122,7 @@ class ScheduleCallback(RLlibCallback):
         learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma", "kickstart_coeff") if k in vals}
         if learner_vals:
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_schedule_values(learner_vals))
-        if any(k in vals for k in ENV_SCHEDULED):
-            algorithm.env_runner_group.foreach_env_runner(_set_env_values(vals), local_env_runner=True)
-        labels_on = vals.get("kickstart_coeff", 0.0) > 0
-        if labels_on != getattr(algorithm, "_five_teacher_labels", None):
-            algorithm.env_runner_group.foreach_env_runner(lambda er: _set_teacher_labels(er, labels_on),
-                                                          local_env_runner=True)
-            algorithm._five_teacher_labels = labels_on
+        algorithm.env_runner_group.foreach_env_runner(_set_runner_values(vals), local_env_runner=True)
         algorithm._five_schedule_values = vals
         return vals
 
@@ -142,13 +138,9 @@ class ScheduleCallback(RLlibCallback):
     def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, is_evaluation,
                                  **kwargs):
         vals = getattr(algorithm, "_five_schedule_values", None) or self._apply(algorithm, algorithm.iteration)
-        if any(k in vals for k in ENV_SCHEDULED) and not is_evaluation:
-            env_runner_group.foreach_env_runner(_set_env_values(vals), remote_worker_ids=env_runner_indices,
-                                                local_env_runner=False)
         if not is_evaluation:
-            on = vals.get("kickstart_coeff", 0.0) > 0
-            env_runner_group.foreach_env_runner(lambda er: _set_teacher_labels(er, on), remote_worker_ids=
-                                                env_runner_indices, local_env_runner=False)
+            env_runner_group.foreach_env_runner(_set_runner_values(vals), remote_worker_ids=env_runner_indices,
+                                                local_env_runner=False)
 
     @override(RLlibCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):

@@ -20,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import sys
 import time
 
@@ -134,7 +135,7 @@ def main(argv=None):
     mode = "5v5" if module.observation_space["me"].shape[0] == 5 else "1v1"
     module.save_to_path(out)
     t = time.time()
-    command = " ".join(["python scripts/ship_model.py"] + (argv if argv is not None else sys.argv[1:]))
+    command = "python scripts/ship_model.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     if args.bench_log:
         bench = bench_result(args.bench_log, args.checkpoint)
         win_rates, seed, command = bench["final"], FINAL_SEED, bench_command(bench)

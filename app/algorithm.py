@@ -136,6 +136,7 @@ def build_algo_config(cfg: dict):
             learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
             learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
                                  "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
+                                 "kickstart_class_weight_power": ppo["kickstart_class_weight_power"],
                                  "adam_beta1": ppo["adam_beta1"], "adam_beta2": ppo["adam_beta2"],
                                  "learner_threads": res["learner_threads"], STALENESS_KEY: ppo["staleness"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],

@@ -127,19 +127,22 @@ def settings_from_args(args) -> dict:
     return out
 
 
+def print_agreement(a: dict, title: str, out=sys.stdout):
+    """An agreement dict (policies.imitation.agreement) as text: the totals, then recall per primary action."""
+    print(f"\nagreement on {title} ({a['steps']} hero-steps): primary {a['primary']:.3f}, all read parameters "
+          f"{a['all_read']:.3f}, value explained variance {a['value_explained_variance']}", file=out)
+    print(f"  {'primary action':24s} {'support':>8s} {'recall':>7s} {'predicted':>9s}", file=out)
+    for name, r in a["per_primary"].items():
+        print(f"  {name:24s} {r['support']:8d} {r['recall']:7.3f} {r['predicted']:9d}", file=out)
+
+
 def print_report(report: dict, out=sys.stdout):
     """The held-out agreement with its recall table, and the check games, as text."""
     for key, title in (("agreement_before_dagger", "held-out teacher games, before DAgger"),
                        ("agreement", "held-out teacher games"),
                        ("agreement_student_states", "held-out DAgger games (the clone's own states)")):
-        a = report.get(key)
-        if not a:
-            continue
-        print(f"\nagreement on {title} ({a['steps']} hero-steps): primary {a['primary']:.3f}, all read parameters "
-              f"{a['all_read']:.3f}, value explained variance {a['value_explained_variance']}", file=out)
-        print(f"  {'primary action':24s} {'support':>8s} {'recall':>7s} {'predicted':>9s}", file=out)
-        for name, r in a["per_primary"].items():
-            print(f"  {name:24s} {r['support']:8d} {r['recall']:7.3f} {r['predicted']:9d}", file=out)
+        if report.get(key):
+            print_agreement(report[key], title, out)
     for d in report.get("dagger", []):
         games = ", ".join(f"vs {o}: win {r['win_rate']:.2f} points {r['points_win_rate']:.2f}"
                           for o, r in d["student"].items())
@@ -164,6 +167,21 @@ def headline(report: dict) -> dict:
             "play": report["play"], "timings": {k: round(v, 1) for k, v in report["timings"].items()}}
 
 
+def run_gamma(cfg: dict) -> float:
+    """The discount of a run config at its start (the gae_horizon_s schedule's first value)."""
+    from callbacks.schedules import schedule_values
+    return schedule_values(cfg["schedules"], 0, 0, cfg["env"].get("frameskip", 4))["gamma"]
+
+
+def imitation_env_config(cfg: dict, seed: int) -> dict:
+    """The env config of imitation games: the run config's training env (its randomizations and reward
+    post-processing; no reward normalization) with the first-game-length randomization off, since every game here
+    is played whole."""
+    from app.algorithm import training_env_config
+    return {**training_env_config(cfg), "seed": seed, "normalize_gamma": None, "torch_threads": 1,
+            "randomize": {**cfg["env"].get("randomize", {}), "first_game_length": False}}
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
@@ -174,12 +192,11 @@ def main(argv=None) -> int:
     import torch
 
     from app import train_config
-    from app.algorithm import five_module_spec, make_training_env, training_env_config
+    from app.algorithm import five_module_spec, make_training_env
     from app.env.compiled import compile_ahead
     from app.env.moba_env import MobaEnv
     from app.progress_bar import ProgressBar
     from callbacks.evaluation import EVAL_ENV_KEYS
-    from callbacks.schedules import schedule_values
     from policies import kickstart as ks
     from policies.agents import make_agent
     from policies.imitation_data import GameWorkers
@@ -189,9 +206,8 @@ def main(argv=None) -> int:
     cfg = train_config.load(os.path.join(REPO, MODE_CONFIGS[opts["mode"]]))
     cfg["model"] = {**cfg["model"], **opts["model"]}
     compile_ahead(log=lambda line: print(line, file=sys.stderr, flush=True))
-    gamma = schedule_values(cfg["schedules"], 0, 0, cfg["env"].get("frameskip", 4))["gamma"]
-    env_config = {**training_env_config(cfg), "seed": opts["settings"]["seed"], "normalize_gamma": None,
-                  "torch_threads": 1, "randomize": {**cfg["env"].get("randomize", {}), "first_game_length": False}}
+    gamma = run_gamma(cfg)
+    env_config = imitation_env_config(cfg, opts["settings"]["seed"])
     check_config = {**{k: cfg["env"][k] for k in EVAL_ENV_KEYS if k in cfg["env"]}, "evaluation": True,
                     "time_limit_s": cfg["evaluation"]["time_limit_s"], "torch_threads": 1}
     module = five_module_spec(cfg["model"], MobaEnv(cfg["env"])).build()

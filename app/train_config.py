@@ -59,6 +59,10 @@ PPO_DEFAULTS = {
     "use_kl_loss": False,  # the paper's PPO has no KL penalty
     "dual_clip": None,  # seeds/004 app. G: c = 3 gives dual-clip PPO ("... are set as 0.2 and 3")
     "aux_win_coeff": AUX_WIN_COEFF,  # app. D: the win-probability head trains with a very small weight (0.01)
+    # the kickstart loss from an agent teacher (init.teacher: scripted_3) weights each step by its teacher primary
+    # action's class, (f_max / f_c) ** power (policies/teacher_labels.TeacherClassWeights; behaviour cloning uses 0.5,
+    # policies/imitation.py); 0 = every step alike
+    "kickstart_class_weight_power": 0.0,
     "adam_beta1": 0.9,  # Table 2
     "adam_beta2": 0.999,  # Table 2
     # app. M staleness: versions between the weights that sampled a batch and those that train on it. 0: RLlib's
@@ -246,6 +250,9 @@ def validate(raw: dict) -> dict:
     if ppo["minibatch_size"] > ppo["train_batch_size"]:
         _bad("ppo.minibatch_size", f"must be <= ppo.train_batch_size ({ppo['train_batch_size']}), got "
                                    f"{ppo['minibatch_size']}")
+    if ppo["kickstart_class_weight_power"] < 0:
+        _bad("ppo.kickstart_class_weight_power",
+             f"must be a number >= 0 (0: unweighted), got {ppo['kickstart_class_weight_power']}")
     if ppo["clip_param"] <= 0:
         _bad("ppo.clip_param", f"must be > 0, got {ppo['clip_param']}")
     if ppo["dual_clip"] is not None and (isinstance(ppo["dual_clip"], bool) or

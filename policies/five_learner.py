@@ -17,8 +17,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
 
 Settings come from ``config.learner_config_dict`` (the ``ppo:`` and ``resources:`` sections of a run config,
-app/train_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``adam_beta1``, ``adam_beta2``,
-``learner_threads``.
+app/train_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``kickstart_class_weight_power``, ``adam_beta1``,
+``adam_beta2``, ``learner_threads``.
 """
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ from policies.advantages import RunnerValueGAE
 from policies.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
 from policies.learner_threads import ThreadChooser
 from policies.module_ids import MAIN
-from policies.teacher_labels import TEACHER_ACTION, agent_teacher, teacher_nll
+from policies.teacher_labels import TEACHER_ACTION, TeacherClassWeights, agent_teacher, teacher_nll
 from policies.win_label import WIN_LABEL
 
 INIT_KEY = "five_init"  # learner_config_dict: the run config's init section (init.teacher: the kickstart teacher)
@@ -120,6 +120,9 @@ class FivePPOLearner(PPOTorchLearner):
         init = self.config.learner_config_dict.get(INIT_KEY) or {}
         # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
         self._teacher_agent = agent_teacher(init)
+        # its steps weighted by the class of the teacher's primary action (ppo.kickstart_class_weight_power)
+        self._teacher_weights = TeacherClassWeights(self.config.learner_config_dict.get("kickstart_class_weight_power",
+                                                                                        0.0))
         teacher = None if self._teacher_agent else init.get("teacher")
         if teacher:
             from policies.references import load_module
@@ -317,7 +320,8 @@ class FivePPOLearner(PPOTorchLearner):
         elif self._teacher_agent is not None and self._kickstart_coeff > 0 and TEACHER_ACTION in batch:
             # kickstarting from an agent (policies/teacher_labels.py): the KL from its deterministic policy is the
             # student's -log-probability of the action the agent chose in shadow on the same state
-            kickstart = masked_mean(teacher_nll(dist, batch[TEACHER_ACTION]))
+            kickstart = self._teacher_weights.loss(teacher_nll(dist, batch[TEACHER_ACTION]), batch[TEACHER_ACTION],
+                                                   mask)
             total = total + self._kickstart_coeff * kickstart
             self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
                                   key=module_id, window=1)

@@ -9,19 +9,22 @@ start (``app/batched_env_runner.py``), and ships its action for each step in the
 learner adds ``kickstart_coeff * -log pi(teacher's action)``, the KL from the teacher's (deterministic) policy to
 the student's, over the parameters the teacher's primary action reads. This is DAgger's relabeling (Ross et al. 2011)
 inside PPO: every label is on the student's own states, so errors do not compound as they do for a clone trained
-on the teacher's games.
+on the teacher's games. ``ppo.kickstart_class_weight_power`` weights each step by its teacher primary action's class
+weight (``TeacherClassWeights``), as behaviour cloning does (policies/imitation.py): abilities and items are ~1% of
+the labels and the student that imitates without weights rarely uses them.
 """
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from app.env.actions import ACTION_KEYS, NOOP_ACTION
+from app.env.actions import ACTION_KEYS, N_PRIMARY, NOOP_ACTION
 
 TEACHER_ACTION = "teacher_action"  # extra model output column: the teacher's action, ACTION_KEYS order (int64)
 # -log pi of a teacher action is clamped here: an action the student's masks rule out (the teacher reads the same
 # masks, so only through a bug) must not blow up the loss
 TEACHER_NLL_CAP = 20.0
+MAX_CLASS_WEIGHT = 20.0  # the largest class weight of a primary action (behaviour cloning's and the kickstart's)
 NOOP_LABEL = np.array([NOOP_ACTION[k] for k in ACTION_KEYS], np.int64)  # the label while the loss is off
 
 
@@ -44,3 +47,32 @@ def teacher_nll(dist, labels: torch.Tensor) -> torch.Tensor:
     labels = labels.long()
     action = {k: labels[..., i] for i, k in enumerate(ACTION_KEYS)}
     return (-dist.logp(action)).clamp(max=TEACHER_NLL_CAP)
+
+
+def primary_class_weights(counts: np.ndarray, power: float, cap: float = MAX_CLASS_WEIGHT) -> np.ndarray:
+    """(N_PRIMARY,) weights of the teacher's primary actions from their label counts: (f_max / f_c) ** power, capped
+    at `cap`; 1 for actions never seen."""
+    w = np.ones(N_PRIMARY)
+    seen = counts > 0
+    w[seen] = np.minimum((counts.max() / counts[seen]) ** power, cap)
+    return w.astype(np.float32)
+
+
+class TeacherClassWeights:
+    """The kickstart loss over a batch with each step weighted by its teacher primary action's class weight
+    (``primary_class_weights``), the frequencies counted over every label this learner has trained on: the weighted
+    mean, divided by the summed weights. ``power`` 0: the plain mean over the batch."""
+
+    def __init__(self, power: float):
+        self.power = float(power)
+        self.counts = np.zeros(N_PRIMARY, np.float64)
+
+    def loss(self, nll: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The loss of `nll` (per step, ``teacher_nll``), `labels` the TEACHER_ACTION column, `mask` the steps that
+        count."""
+        if self.power <= 0:
+            return nll[mask].sum() / mask.sum().clamp_min(1)
+        primary = labels[..., ACTION_KEYS.index("primary")].long()
+        self.counts += np.bincount(primary[mask].cpu().numpy(), minlength=N_PRIMARY)
+        w = torch.as_tensor(primary_class_weights(self.counts, self.power), device=nll.device)[primary] * mask
+        return (w * nll).sum() / w.sum().clamp_min(1e-8)

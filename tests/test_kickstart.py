@@ -69,7 +69,8 @@ def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_an
     from app.env.actions import ACTION_KEYS
     from policies.agents import make_agent
     from policies.teacher_labels import NOOP_LABEL, TEACHER_ACTION, label
-    cfg = tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff={"points": [[0, 1.0], [1, 0.0]]})
+    cfg = tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff={"points": [[0, 1.0], [1, 0.0]]},
+                     ppo__kickstart_class_weight_power=0.5)
     algo = build_algo(cfg, whole_batch=True)
     try:
         runner = algo.env_runner  # the local runner samples (num_env_runners 0)
@@ -96,6 +97,8 @@ def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_an
         main = r["learners"]["main"]
         assert main["kickstart_coeff"] == pytest.approx(1.0)
         assert 0.1 < main["kickstart_kl"] < 20.0  # -log pi(teacher's action) of a random policy
+        weights = algo.learner_group._learner._teacher_weights  # the run's class-weight power reached the learner
+        assert weights.power == 0.5 and weights.counts.sum() > 0
         algo.train()  # the schedule reached 0: the runner stops asking the teacher
         assert runner._teacher_labels is False
         later = runner.sample(num_timesteps=40, explore=True)
@@ -122,6 +125,31 @@ def test_the_teacher_loss_is_minus_the_log_probability_of_the_teachers_action():
         teacher_nll(dist_cls.from_logits(logits), labels).mean().backward()
         opt.step()
     assert teacher_nll(dist_cls.from_logits(logits), labels).mean().item() < 0.2 * first
+
+
+def test_class_weights_make_a_rare_teacher_action_count_as_much_as_its_weight_says():
+    from policies.teacher_labels import MAX_CLASS_WEIGHT, TeacherClassWeights, primary_class_weights
+    attack, ability = 2, 3
+    labels = torch.zeros(12, 5, dtype=torch.long)
+    labels[:9, 0], labels[9, 0], labels[10:, 0] = attack, ability, ability  # 9 attacks, 1 ability, 2 masked abilities
+    nll = torch.tensor([1.0] * 9 + [5.0] + [100.0] * 2)
+    mask = torch.tensor([True] * 10 + [False] * 2)
+    assert TeacherClassWeights(0.0).loss(nll, labels, mask).item() == pytest.approx(14.0 / 10)  # the plain mean
+    weighted = TeacherClassWeights(0.5)
+    # attack 1, ability (9 / 1) ** 0.5 = 3: (9 * 1 + 3 * 5) / (9 + 3); the masked steps neither count nor weigh
+    assert weighted.loss(nll, labels, mask).item() == pytest.approx(24.0 / 12)
+    assert weighted.counts[attack] == 9 and weighted.counts[ability] == 1
+    weighted.loss(nll, labels, mask)  # the counts add up over the run's batches: the same shares, the same weights
+    assert weighted.counts[ability] == 2 and weighted.loss(nll, labels, mask).item() == pytest.approx(2.0)
+    counts = np.zeros(16)
+    counts[[attack, ability]] = [10_000, 1]
+    w = primary_class_weights(counts, 0.5)
+    assert w[attack] == 1.0 and w[ability] == MAX_CLASS_WEIGHT and w[0] == 1.0  # capped; never seen: 1
+
+
+def test_a_negative_class_weight_power_is_refused_naming_the_key():
+    with pytest.raises(ValueError, match=r"ppo\.kickstart_class_weight_power"):
+        tiny_smoke(ppo__kickstart_class_weight_power=-0.5)
 
 
 @pytest.mark.parametrize("changes, key", [

@@ -246,3 +246,28 @@ def test_cli_errors_name_the_option_and_the_allowed_values(tmp_path, capsys, arg
     assert pretrain.main(args + ["--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert message in err
+
+
+def test_teacher_agreement_compares_the_agent_with_its_teacher_on_the_agents_own_states(tiny_config, capsys):
+    from scripts import teacher_agreement
+    path = tiny_config / "agent"
+    build_module(MobaEnv({"mode": "1v1"})).save_to_path(str(path))
+    assert teacher_agreement.main([str(path), "--games", "2", "--teacher", "scripted", "--workers", "0"]) == 0
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert last["games"]["games"] == 2 and last["teacher"] == "scripted"
+    a = last["agreement"]
+    assert a["steps"] == 2 * 30  # one recorded hero per game, every step of a 4-second game
+    assert sum(r["support"] for r in a["per_primary"].values()) == a["steps"]
+    assert sum(r["predicted"] for r in a["per_primary"].values()) <= a["steps"]
+    assert 0.0 <= a["all_read"] <= a["primary"] <= 1.0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--mode", "3v3"], "--mode: must be one of"),
+    (["--teacher", "wizard"], "--teacher: unknown agent 'wizard'; allowed: ["),
+    (["--games", "0"], "--games must be >= 1"),
+])
+def test_teacher_agreement_errors_name_the_option(tmp_path, capsys, args, message):
+    from scripts import teacher_agreement
+    assert teacher_agreement.main([str(tmp_path)] + args) == 2
+    assert message in capsys.readouterr().err

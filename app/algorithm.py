@@ -96,6 +96,7 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from app.batched_env_runner import STALENESS_KEY, BatchedEnvRunner
+    from app.train_config import LEARNER_PPO_KEYS
     from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
@@ -135,9 +136,7 @@ def build_algo_config(cfg: dict):
             num_gpus_per_learner=res["num_gpus_per_learner"],
             learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
             learner_config_dict={SCHEDULES_KEY: cfg["schedules"], "frameskip": frameskip,
-                                 "dual_clip": ppo["dual_clip"], "aux_win_coeff": ppo["aux_win_coeff"],
-                                 "kickstart_class_weight_power": ppo["kickstart_class_weight_power"],
-                                 "adam_beta1": ppo["adam_beta1"], "adam_beta2": ppo["adam_beta2"],
+                                 **{k: ppo[k] for k in LEARNER_PPO_KEYS},
                                  "learner_threads": res["learner_threads"], STALENESS_KEY: ppo["staleness"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
                                  OPPONENTS_KEY: opponent_settings(cfg), INIT_KEY: cfg["init"],
@@ -162,6 +161,6 @@ def param_space(cfg: dict, algo_config):
                 [Schedule.parse(name, v).to_dict() for v in values])
         elif section == "env":
             space["env_config"][name] = tune.grid_search(values)
-        else:
-            raise ValueError(f"config 'sweep.{key}': only schedules.* and env.* keys can be swept")
+        else:  # ppo.<one of LEARNER_PPO_KEYS> (app/train_config.py refuses the others)
+            space["learner_config_dict"][name] = tune.grid_search(values)
     return space

@@ -105,6 +105,9 @@ REWARD_DEFAULTS = {
     "normalize": True,  # Table 2 footnote c: rewards divided by a running std (of the discounted returns)
 }
 STALENESS_VALUES = (0, 1)  # ppo.staleness
+# the ppo keys the learner reads from its config dict (app/algorithm.py), which a sweep can therefore vary per trial
+# (the others are RLlib's own training settings)
+LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "kickstart_class_weight_power", "adam_beta1", "adam_beta2")
 ENV_RUNNERS = ("batched", "classic")  # app/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 RESOURCE_DEFAULTS = {
     # how env runners sample: "batched" steps all of a runner's games as one batch (one forward per step for every
@@ -315,6 +318,10 @@ def validate(raw: dict) -> dict:
     if not isinstance(sweep, dict):
         _bad("sweep", "must be a mapping of 'section.key' to a list of values")
     for k, vals in sweep.items():
+        section, _, name = str(k).partition(".")
+        if section not in ("schedules", "env", "ppo") or (section == "ppo" and name not in LEARNER_PPO_KEYS):
+            _bad(f"sweep.{k}", f"cannot be swept; allowed: schedules.*, env.* and "
+                               f"{', '.join('ppo.' + x for x in LEARNER_PPO_KEYS)}")
         if not isinstance(vals, list) or not vals:
             _bad(f"sweep.{k}", f"must be a non-empty list of values, got {vals!r}")
         for v in vals:

@@ -169,6 +169,28 @@ def test_bad_sweep_value_names_the_swept_key():
     assert "team_spirit" in msg and "[0.0, 1.0]" in msg
 
 
+def test_a_sweep_of_a_learner_ppo_key_becomes_a_grid_search_of_the_learners_config():
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from app.algorithm import param_space
+    raw = smoke_raw()
+    raw["sweep"] = {"ppo.kickstart_class_weight_power": [0.5, 0.0]}
+    cfg = train_config.validate(raw)
+    algo_config = PPOConfig().training(learner_config_dict={"kickstart_class_weight_power": 0.0, "schedules": {}})
+    space = param_space(cfg, algo_config)
+    assert space["learner_config_dict"]["kickstart_class_weight_power"] == {"grid_search": [0.5, 0.0]}
+    raw["sweep"] = {"ppo.kickstart_class_weight_power": [-1.0]}
+    assert "'ppo.kickstart_class_weight_power'" in error_of(raw)
+
+
+@pytest.mark.parametrize("key", ["ppo.num_epochs", "reward.zero_sum", "lr"])
+def test_a_key_that_cannot_be_swept_is_refused_naming_the_allowed_ones(key):
+    raw = smoke_raw()
+    raw["sweep"] = {key: [1, 2]}
+    msg = error_of(raw)
+    assert f"'sweep.{key}'" in msg and "schedules.*, env.*" in msg and "ppo.kickstart_class_weight_power" in msg
+
+
 # ---- load and --set --------------------------------------------------------------------------------------------------
 def test_set_overrides_apply_dotted_keys_with_yaml_values():
     cfg = train_config.load(SMOKE, [

@@ -66,21 +66,21 @@ class KickstartSettings:
 
 
 def teacher_plans(games: int, seed: int) -> list[GamePlan]:
-    return [GamePlan(seed + k, *_sides(TEACHER, TEACHER_OPPONENTS[k % len(TEACHER_OPPONENTS)], k), source=TEACHER)
+    return [GamePlan(seed + k, *sides(TEACHER, TEACHER_OPPONENTS[k % len(TEACHER_OPPONENTS)], k), source=TEACHER)
             for k in range(games)]
 
 
 def dagger_plans(games: int, seed: int, round_: int, beta: float) -> list[GamePlan]:
-    return [GamePlan(seed + round_ * SEED_STRIDE + k, *_sides(STUDENT, DAGGER_OPPONENTS[k % len(DAGGER_OPPONENTS)], k),
+    return [GamePlan(seed + round_ * SEED_STRIDE + k, *sides(STUDENT, DAGGER_OPPONENTS[k % len(DAGGER_OPPONENTS)], k),
                      source=f"dagger_{round_}", beta=beta) for k in range(games)]
 
 
 def check_plans(games: int, opponent: str) -> list[GamePlan]:
-    return [GamePlan(CHECK_SEED + k, *_sides(STUDENT, opponent, k), source=f"check_{opponent}", record=False)
+    return [GamePlan(CHECK_SEED + k, *sides(STUDENT, opponent, k), source=f"check_{opponent}", record=False)
             for k in range(games)]
 
 
-def _sides(me: str, opponent: str, k: int) -> tuple[str, str]:
+def sides(me: str, opponent: str, k: int) -> tuple[str, str]:
     """(radiant, dire): `me` on the side of game k (alternating), the opponent on the other."""
     return (me, opponent) if side_of_game(k) == TEAM_NAMES[0] else (opponent, me)
 

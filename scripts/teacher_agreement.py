@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     from policies import imitation as bc
     from policies.agents import make_agent
     from policies.imitation_data import STUDENT, TEACHER, GameWorkers, GamePlan, return_scale
-    from policies.kickstart import student_results
+    from policies.kickstart import sides, student_results
     from policies.references import load_module
     torch.set_num_threads(1)
     try:
@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     cfg = train_config.load(os.path.join(pretrain.REPO, pretrain.MODE_CONFIGS[args.mode]))
     env_config = pretrain.imitation_env_config(cfg, args.seed)
     env_config["time_limit_s"] = args.time_limit or cfg["evaluation"]["time_limit_s"]
-    plans = [GamePlan(args.seed + k, *((STUDENT, TEACHER) if k % 2 == 0 else (TEACHER, STUDENT)), source="agreement")
+    plans = [GamePlan(args.seed + k, *sides(STUDENT, TEACHER, k), source="agreement")
              for k in range(args.games)]
     with GameWorkers(args.workers) as workers:
         summaries, trajectories = workers.play(functools.partial(make_training_env, env_config), plans,

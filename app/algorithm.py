@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 
-from app.game.constants import DEFAULT_FRAMESKIP
-
 ENV_NAME = "openfive"
 # env_config keys of the reward post-processing wrapper (its own defaults apply to those missing)
 WRAPPER_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma")
@@ -43,8 +41,8 @@ def make_training_env(env_config):
 def training_env_config(cfg: dict) -> dict:
     """The env_config of the training env (make_training_env) of a validated run config: its env section, the seed,
     the reward post-processing at the schedules' initial values, the env runners' torch threads."""
-    from callbacks.schedules import schedule_values
-    initial = schedule_values(cfg["schedules"], 0, 0, cfg["env"].get("frameskip", DEFAULT_FRAMESKIP))
+    from app.train_config import initial_schedule_values
+    initial = initial_schedule_values(cfg)
     return {**cfg["env"], "seed": cfg["env"].get("seed", cfg["seed"]), "team_spirit": initial["team_spirit"],
             "zero_sum": cfg["reward"]["zero_sum"], "time_decay": cfg["reward"]["time_decay"],
             "normalize_gamma": initial["gamma"] if cfg["reward"]["normalize"] else None,
@@ -96,14 +94,14 @@ def build_algo_config(cfg: dict):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from app.batched_env_runner import STALENESS_KEY, BatchedEnvRunner
-    from app.train_config import LEARNER_PPO_KEYS
+    from app.train_config import LEARNER_PPO_KEYS, initial_schedule_values, run_frameskip
     from callbacks.episode_memory import CompactEpisodeChunks
     from callbacks.evaluation import EVAL_ENV_KEYS, EVAL_KEY, EvaluationCallback
     from callbacks.league_play import LEAGUE_KEY, LeagueCallback, league_mapping_fn
     from callbacks.init_weights import InitWeightsCallback, RestoreCallback
     from callbacks.metrics import GameMetricsCallback
     from callbacks.opponents import OPPONENTS_KEY, OpponentsCallback
-    from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback, schedule_values
+    from callbacks.schedules import SCHEDULES_KEY, ScheduleCallback
     from callbacks.trial_files import STORAGE_KEY
     from callbacks.trueskill_rating import TRUESKILL_KEY, TrueSkillCallback
     from policies.five_learner import INIT_KEY, FivePPOLearner
@@ -111,8 +109,8 @@ def build_algo_config(cfg: dict):
     from policies.win_label import AddWinLabel
 
     ppo, res = cfg["ppo"], cfg["resources"]
-    frameskip = cfg["env"].get("frameskip", DEFAULT_FRAMESKIP)
-    initial = schedule_values(cfg["schedules"], 0, 0, frameskip)
+    frameskip = run_frameskip(cfg)
+    initial = initial_schedule_values(cfg)
     env_config = training_env_config(cfg)
     eval_cfg = {**cfg["evaluation"], "env_keys": [k for k in EVAL_ENV_KEYS if k in cfg["env"]]}
     # league play: frozen past versions play from a few opponent slots (callbacks/league_play.py)

@@ -169,9 +169,8 @@ def headline(report: dict) -> dict:
 
 def run_gamma(cfg: dict) -> float:
     """The discount of a run config at its start (the gae_horizon_s schedule's first value)."""
-    from app.game.constants import DEFAULT_FRAMESKIP
-    from callbacks.schedules import schedule_values
-    return schedule_values(cfg["schedules"], 0, 0, cfg["env"].get("frameskip", DEFAULT_FRAMESKIP))["gamma"]
+    from app.train_config import initial_schedule_values
+    return initial_schedule_values(cfg)["gamma"]
 
 
 def imitation_env_config(cfg: dict, seed: int) -> dict:

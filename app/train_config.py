@@ -36,8 +36,9 @@ from ray.rllib.utils.annotations import override
 from ray.tune.stopper import Stopper  # Tune is imported anyway (through RLlib); Ray is not started
 
 from app.env.config import EnvConfig
+from app.game.constants import DEFAULT_FRAMESKIP
 from app.env.rewards import TEAM_SPIRIT
-from callbacks.schedules import SCHEDULED, Schedule
+from callbacks.schedules import SCHEDULED, Schedule, schedule_values
 from policies.five_learner import AUX_WIN_COEFF
 from policies.curriculum import CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_WINDOW, LEAGUE, SELF
 from policies.five_module import FiveModelConfig
@@ -345,6 +346,17 @@ def _validate_league(given: dict) -> dict:
             _bad(f"league.{k}", f"must be >= 1, got {league[k]}")
     _check_outcome_rule("league", league["time_limit_outcome"])
     return league
+
+
+def run_frameskip(cfg: dict) -> int:
+    """The frameskip of a validated run config's env (the engine's default when the config leaves it out)."""
+    return int(cfg["env"].get("frameskip", DEFAULT_FRAMESKIP))
+
+
+def initial_schedule_values(cfg: dict) -> dict:
+    """The schedules' values at the start of a validated run config (callbacks/schedules.schedule_values at
+    iteration 0): what the env, the learner and the kickstart start from."""
+    return schedule_values(cfg["schedules"], 0, 0, run_frameskip(cfg))
 
 
 def opponent_shares(opponents: dict, league: dict) -> dict:

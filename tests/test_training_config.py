@@ -310,6 +310,15 @@ def test_constant_schedule_and_round_trip():
     assert Schedule.parse("team_spirit", s.to_dict()) == s
 
 
+def test_initial_schedule_values_use_the_run_frameskip():
+    cfg = train_config.load(SMOKE, ["env.frameskip=2", "schedules.gae_horizon_s=60.0"])
+    assert train_config.run_frameskip(cfg) == 2
+    initial = train_config.initial_schedule_values(cfg)
+    assert initial["gamma"] == pytest.approx(1 - (2 / 30) / 60.0)  # not the default frameskip's 1 - (4 / 30) / 60
+    assert initial["team_spirit"] == pytest.approx(0.3)
+    assert train_config.run_frameskip(train_config.load(SMOKE)) == 4  # left out: the engine's default
+
+
 def test_gamma_from_horizon():
     assert gamma_from_horizon(180, 4) == pytest.approx(0.99926, abs=5e-6)  # seeds/README: eq. 3
     assert gamma_from_horizon(180, 4) == pytest.approx(1 - (4 / 30) / 180, abs=1e-15)

@@ -193,7 +193,7 @@ def test_step_after_game_end_raises():
     ({"mode": "1v1", "lineup": ("blademaster",)}, ["lineup", "2"]),
     ({"reward_weights": {"gold": 1.0}}, ["reward_weights", "gold", "gold_gained", "last_hit"]),
     ({"reward_weights": {"win": "big"}}, ["reward_weights.win", "number"]),
-    ({"reward_preset": "five_2020"}, ["reward_preset", "five_2018", "five_2019"]),
+    ({"reward_preset": "five_2020"}, ["reward_preset", "five_2018", "five_2019", "hok_2022"]),
     ({"randomize": {"weather": True}}, ["randomize", "weather", "lineup"]),
     ({"randomize": {"lineup": 1}}, ["randomize.lineup"]),
     ({"seed": 1.5}, ["seed"]),

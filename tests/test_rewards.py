@@ -3,8 +3,8 @@ overrides, and the training-side post-processing (zero sum, team spirit, time de
 import numpy as np
 import pytest
 
-from app.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019, RewardTracker,
-                             health_curve, postprocess_rewards, reward_weights)
+from app.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019,
+                             WEIGHTS_HOK_2022, RewardTracker, health_curve, postprocess_rewards, reward_weights)
 from app.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
 from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER, H_DEATHS,
                             H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE)
@@ -316,7 +316,7 @@ def test_env_preset_2018():
 
 # ---- presets and weights ---------------------------------------------------------------------------------------------
 def test_presets():
-    assert set(REWARD_PRESETS) == {"five_2018", "five_2019"}
+    assert set(REWARD_PRESETS) == {"five_2018", "five_2019", "hok_2022"}
     for preset in REWARD_PRESETS.values():
         assert set(preset) == set(SIGNALS)
     w19, w18 = reward_weights("five_2019"), reward_weights("five_2018")
@@ -330,6 +330,17 @@ def test_presets():
               "lane_assign": -0.15}
     assert WEIGHTS_FIVE_2019 == pytest.approx(table6)
     assert reward_weights().tolist() == w19.tolist()
+
+
+def test_hok_preset_is_the_arena_table():
+    # seeds/004 app. F: hp_point 2.0, tower_hp_point 10.0, money 0.006, ep_rate 0.75, death -1.0, kill -0.6, exp 0.006
+    table_f = {"health": 2.0, "tower_t1": 10.0, "tower_t2": 10.0, "gold_gained": 0.006, "mana": 0.75,
+               "hero_death": -1.0, "killed_hero": -0.6, "xp": 0.006}
+    assert {k: WEIGHTS_HOK_2022[k] for k in table_f} == pytest.approx(table_f)
+    assert WEIGHTS_HOK_2022["ancient_hp"] == 10.0 and WEIGHTS_HOK_2022["win"] == 5.0
+    assert all(WEIGHTS_HOK_2022[k] == 0.0 for k in ("last_hit", "deny", "gold_spent", "lane_assign"))
+    env = make_env("1v1", reward_preset="hok_2022")
+    np.testing.assert_array_equal(env.weights, reward_weights("hok_2022"))
 
 
 def test_overrides_and_errors():

@@ -46,7 +46,18 @@ WEIGHTS_FIVE_2018 = {
     "tower_t1": 2.25, "tower_t2": 3.0, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6.0,
     "lane_assign": -0.02,
 }
-REWARD_PRESETS = {"five_2019": WEIGHTS_FIVE_2019, "five_2018": WEIGHTS_FIVE_2018}
+# The Honor of Kings Arena 1v1 reward table (seeds/004 app. F): hp_point 2.0 (health), tower_hp_point 10.0 (the
+# towers' health; app. F's "pushing" rewards are the attack on turrets and crystal, so the crystal's health,
+# ancient_hp, weighs the same), money 0.006 (gold gained), ep_rate 0.75 (mana), death -1.0, kill -0.6, exp 0.006.
+# The table has no last-hit, deny, spending or lane terms (0 here) and no weight for the win: Five's 5.0 (Table 6).
+# Pushing is worth 4.4x Five's first tower against the same death penalty.
+WEIGHTS_HOK_2022 = {
+    "win": 5.0, "hero_death": -1.0, "xp": 0.006, "gold_gained": 0.006, "gold_spent": 0.0, "health": 2.0,
+    "mana": 0.75, "killed_hero": -0.6, "last_hit": 0.0, "deny": 0.0, "ancient_hp": 10.0, "megas": 0.0,
+    "tower_t1": 10.0, "tower_t2": 10.0, "tower_t3": 10.0, "tower_t4": 10.0, "shrine": 0.0, "barracks": 0.0,
+    "lane_assign": 0.0,
+}
+REWARD_PRESETS = {"five_2019": WEIGHTS_FIVE_2019, "five_2018": WEIGHTS_FIVE_2018, "hok_2022": WEIGHTS_HOK_2022}
 DEFAULT_PRESET = "five_2019"
 
 # Post-processing defaults (seeds/003 app. G)

@@ -9,7 +9,7 @@ from functools import partial
 
 from app.env.actions import NOOP_ACTION
 from app.game.teams import TEAM_NAMES, side_of_agent
-from policies.ladder import LADDER_HANDICAPS
+from policies.ladder import LADDER_HANDICAPS, WARMUP_HANDICAPS
 from policies.scripted import RandomAgent, ScriptedAgent
 
 
@@ -26,9 +26,10 @@ class NoopAgent:
         return {a: dict(NOOP_ACTION) for a in observations}
 
 
-# "scripted" is the full bot (the ladder's top level, scripted_3); the ladder's levels are policies/ladder.py
+# "scripted" is the full bot (the ladder's top level, scripted_3); the ladder's levels and the curriculum's warm-up
+# levels are policies/ladder.py
 AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent, "noop": NoopAgent,
-          **{name: partial(ScriptedAgent, handicap=h) for name, h in LADDER_HANDICAPS.items()}}
+          **{name: partial(ScriptedAgent, handicap=h) for name, h in {**LADDER_HANDICAPS, **WARMUP_HANDICAPS}.items()}}
 
 
 def make_agent(name: str, seed: int = 0):

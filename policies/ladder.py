@@ -6,6 +6,8 @@ the README has the table), so that the reference pools rated with the whole ladd
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from policies.scripted import FULL_BOT, Handicap
 
 RANDOM_LEVEL = "random"  # the ladder's floor: uniformly random legal actions (the TrueSkill anchor, mu = 0)
@@ -18,6 +20,14 @@ LADDER_HANDICAPS = {
     "scripted_3": FULL_BOT,  # the full bot, also known as "scripted"
 }
 LADDER = (RANDOM_LEVEL, *LADDER_HANDICAPS)  # weakest first
+# Warm-up levels between the random agent and scripted_1, for a curriculum from scratch: scripted_1 taking the random
+# agent's action in the given share of its decisions. A young agent that has just passed the random agent wins none of
+# its games against scripted_1 (tune_configs/hok_1v1_curriculum.yaml's comment has the curve); these fill the gap.
+# They are curriculum steps, not rated levels of the ladder.
+WARMUP_RANDOM_SHARES = {"scripted_1_r75": 0.75, "scripted_1_r50": 0.5, "scripted_1_r25": 0.25}
+WARMUP_HANDICAPS = {name: replace(LADDER_HANDICAPS["scripted_1"], random_actions=share)
+                    for name, share in WARMUP_RANDOM_SHARES.items()}
+WARMUP_LADDER = (RANDOM_LEVEL, *WARMUP_HANDICAPS, *LADDER_HANDICAPS)  # weakest first
 LADDER_TARGET_WIN_RATE = 0.75  # each level wins at least this share of its games against the level below
 
 

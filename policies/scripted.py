@@ -8,8 +8,9 @@ to defend when the enemy wave pushes. It knows the static game data a human play
 and item definitions), never the hidden state.
 
 A ``Handicap`` takes parts of that away (a reaction delay, abilities or items off, worse last hits, a lower retreat
-threshold): the levels of the reference ladder (``policies/ladder.py``) are the bot under named handicaps. Its only
-randomness (the last-hit skill) comes from the agent's seeded generator.
+threshold, random decisions): the levels of the reference ladder and the curriculum's warm-up levels
+(``policies/ladder.py``) are the bot under named handicaps. Its only randomness (the last-hit skill, the random
+decisions) comes from the agent's seeded generator.
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ class Handicap:
     items: bool = True  # use items: salve, clarity, town portal, ward, dagon (false: never)
     last_hits: float = 1.0  # chance per decision to go for last hits and denies; otherwise hit the nearest creep
     retreat_hp: float = RETREAT_HP  # go home below this health fraction
+    random_actions: float = 0.0  # chance per decision to take the random agent's action instead of the bot's
 
     def __post_init__(self):
         def bad(key, allowed):
@@ -78,7 +80,7 @@ class Handicap:
         for key in ("abilities", "items"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, "true or false")
-        for key, hi in (("last_hits", 1.0), ("retreat_hp", RETURN_HP)):
+        for key, hi in (("last_hits", 1.0), ("retreat_hp", RETURN_HP), ("random_actions", 1.0)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= hi:
                 bad(key, f"a number in [0, {hi}]")
@@ -198,6 +200,9 @@ class ScriptedAgent:
         st["steps"] += 1
         if (st["steps"] - 1) % (1 + self.handicap.reaction_steps):
             return _noop()
+        # the coin is drawn only by a bot that has the handicap, so the other levels' games stay as they were
+        if self.handicap.random_actions > 0 and self.rng.random() < self.handicap.random_actions:
+            return random_action(obs, self.rng, self._allowed)
         return self._act_one(st, obs)
 
     # ---- the decision ------------------------------------------------------------------------------------------------
@@ -466,14 +471,19 @@ class RandomAgent:
         pass
 
     def act(self, observations: dict) -> dict:
-        out = {}
-        for aid, obs in observations.items():
-            p = int(self.rng.choice(np.nonzero(obs["action_mask"])[0]))
-            units = np.nonzero(obs["unit_masks"][obs["action_unit_kind"][p]])[0]
-            unit = int(self.rng.choice(units)) if len(units) else 0
-            out[aid] = {"primary": p, "delay": int(self.rng.integers(N_DELAYS)), "target_unit": unit,
-                        "offset_x": int(self.rng.integers(N_OFFSETS)), "offset_y": int(self.rng.integers(N_OFFSETS))}
-        return out
+        return {aid: random_action(obs, self.rng) for aid, obs in observations.items()}
+
+
+def random_action(obs: dict, rng: np.random.Generator, allowed: np.ndarray | None = None) -> dict:
+    """One hero's uniformly random legal action: a legal primary action (of those `allowed`, when given), a unit from
+    that action's unit mask, random delay and offsets (the random agent's, and a ``Handicap.random_actions`` bot's
+    random decisions)."""
+    mask = obs["action_mask"] if allowed is None else obs["action_mask"] & allowed
+    p = int(rng.choice(np.nonzero(mask)[0]))
+    units = np.nonzero(obs["unit_masks"][obs["action_unit_kind"][p]])[0]
+    unit = int(rng.choice(units)) if len(units) else 0
+    return {"primary": p, "delay": int(rng.integers(N_DELAYS)), "target_unit": unit,
+            "offset_x": int(rng.integers(N_OFFSETS)), "offset_y": int(rng.integers(N_OFFSETS))}
 
 
 class PredrawnRandomActions:

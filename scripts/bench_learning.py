@@ -75,6 +75,15 @@ def first_reached(rows: list, wall_of_iteration: dict) -> dict:
     return reached
 
 
+def curve_levels(cfg: dict) -> list:
+    """The levels the curve reports, weakest first: the reference ladder's and any other level of the run's
+    curriculum (the warm-up levels, policies/ladder.py; other agents after them)."""
+    from policies.ladder import LADDER, WARMUP_LADDER
+    order = {n: i for i, n in enumerate(WARMUP_LADDER)}
+    return sorted(dict.fromkeys([*LADDER, *cfg["opponents"]["curriculum"]["ladder"]]),
+                  key=lambda n: order.get(n, len(order)))
+
+
 def read_csv(path: str) -> list:
     if not os.path.exists(path):
         return []
@@ -176,10 +185,11 @@ def main(argv=None):
             curve.append({"minutes": wall.get(int(r["iteration"])), "iteration": int(r["iteration"]),
                           "opponent": r["opponent"], "games": int(r["games"]), "wins": int(r["wins"]),
                           "curriculum_level": r.get("curriculum_level")})
-    print(f"\n{'opponent':>12s} {'reached 80% at (wall min)':>26s} {'iteration':>9s}")
-    for level in LADDER:
+    levels = curve_levels(cfg)
+    print(f"\n{'opponent':>14s} {'reached 80% at (wall min)':>26s} {'iteration':>9s}")
+    for level in levels:
         m, it = reached.get(level, (None, None))
-        print(f"{level:>12s} {('-' if m is None else f'{m:.1f}'):>26s} {('-' if it is None else it):>9}")
+        print(f"{level:>14s} {('-' if m is None else f'{m:.1f}'):>26s} {('-' if it is None else it):>9}")
 
     checkpoint = latest_checkpoint(run_dir)
     final = {}
@@ -192,7 +202,7 @@ def main(argv=None):
         "config": args.config, "run": name, "run_dir": run_dir, "kickstart": bool(kickstarted), "pretrain": pretrain,
         "train_rc": rc, "budget_minutes": args.minutes, "train_wall_minutes": train_minutes,
         "total_wall_minutes": round((time.time() - t0) / 60, 2),
-        "reached_80pct_minutes": {level: reached.get(level, (None,))[0] for level in LADDER},
+        "reached_80pct_minutes": {level: reached.get(level, (None,))[0] for level in levels},
         "checkpoint": checkpoint, "final": final, "final_win_rate_vs_full_bot": top.get("win_rate"),
         "meets_goal": bool(top) and top["win_rate"] >= GOAL_WIN_RATE, "curve": curve}))
     return 0

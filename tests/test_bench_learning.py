@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.bench_learning import GOAL_MIN_GAMES, first_reached, wilson
+from scripts.bench_learning import GOAL_MIN_GAMES, curve_levels, first_reached, wilson
 
 
 def rows(*spec):
@@ -27,3 +27,11 @@ def test_wilson_interval():
     low, high = wilson(80, 100)
     assert low == pytest.approx(0.711, abs=2e-3) and high == pytest.approx(0.867, abs=2e-3)
     assert wilson(0, 20)[0] == pytest.approx(0.0, abs=1e-9) and wilson(20, 20)[1] == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_curve_reports_the_curriculums_warmup_levels_in_ladder_order():
+    from app import train_config
+    cfg = train_config.validate({"opponents": {"curriculum": {"share": 0.5, "ladder": [
+        "random", "scripted_1_r50", "scripted_1", "scripted_3"]}}})
+    assert curve_levels(cfg) == ["random", "scripted_1_r50", "scripted_1", "scripted_2", "scripted_3"]
+    assert curve_levels(train_config.validate({})) == ["random", "scripted_1", "scripted_2", "scripted_3"]

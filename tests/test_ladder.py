@@ -11,7 +11,8 @@ from app.game.constants import DIRE, RADIANT
 from app.game.state import F_HP, F_MAXHP, H_UNIT
 from moba_testlib import OPEN_SPOT, clear_creeps, creeps_of, make_env, noop_actions, place, reencode, row_of
 from policies.agents import AGENTS, make_agent, play_game
-from policies.ladder import LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE, ladder_pairs
+from policies.ladder import (LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE, WARMUP_HANDICAPS, WARMUP_LADDER,
+                             ladder_pairs)
 from policies.ratings import LIMIT_DRAW, LIMIT_POINTS
 from policies.scripted import ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, RandomAgent, ScriptedAgent
 from scripts.win_rate import summarize
@@ -75,6 +76,7 @@ def test_unknown_agent_names_the_allowed_ones():
     ({"items": 0}, ["items", "true or false"]),
     ({"last_hits": 1.5}, ["last_hits", "[0, 1.0]"]),
     ({"retreat_hp": -0.1}, ["retreat_hp", "[0, 0.85]"]),
+    ({"random_actions": 1.2}, ["random_actions", "[0, 1.0]"]),
 ])
 def test_bad_handicaps_name_the_field_and_the_allowed_values(kw, words):
     with pytest.raises(ValueError) as exc:
@@ -109,6 +111,34 @@ def test_reaction_delay_decides_every_few_steps_and_keeps_the_last_order_in_betw
             assert full.act(obs) == acts, step
             decided += any(a != NOOP_ACTION for a in acts.values())
     assert decided > 10
+
+
+def test_random_decisions_replace_that_share_of_the_bots_decisions():
+    """random_actions = 0.5 on a bot deciding every step: about half its actions are the full bot's on the same
+    observations, the others random legal actions of the primaries the handicap allows (no ability, no item)."""
+    noisy = Recorder(ScriptedAgent(0, Handicap(abilities=False, items=False, random_actions=0.5)),
+                     keep_observations=True)
+    _short_game("1v1", noisy, RandomAgent(1), time_limit_s=40.0)
+    bot = ScriptedAgent(0, Handicap(abilities=False, items=False))
+    same = 0
+    for obs, acts in noisy.steps:
+        bot.reset()  # the bot's memory would differ where the noisy one acted at random; compare single decisions
+        same += bot.act(obs) == acts
+        for aid, a in acts.items():
+            assert obs[aid]["action_mask"][a["primary"]]
+    assert 0.4 < same / len(noisy.steps) < 0.75  # the bot's own half, and random actions that happen to agree
+    assert not noisy.primaries() & (set(ABILITY_ACTIONS) | set(ITEM_USE_ACTIONS))
+
+
+def test_warmup_levels_are_scripted_1_with_random_decisions():
+    assert WARMUP_LADDER == ("random", "scripted_1_r75", "scripted_1_r50", "scripted_1_r25", "scripted_1",
+                             "scripted_2", "scripted_3")
+    shares = [WARMUP_HANDICAPS[n].random_actions for n in WARMUP_LADDER[1:4]]
+    assert shares == [0.75, 0.5, 0.25]
+    for name, h in WARMUP_HANDICAPS.items():
+        assert make_agent(name, seed=2).handicap == h
+        assert h == Handicap(**{**LADDER_HANDICAPS["scripted_1"].__dict__, "random_actions": h.random_actions})
+    assert all(h.random_actions == 0 for h in LADDER_HANDICAPS.values())  # the rated ladder is unchanged
 
 
 def _lane_scenario(hero_hp_fraction=1.0):

@@ -84,7 +84,8 @@ def opponent_settings(cfg: dict) -> dict:
     if not opponents["fixed"] and not cur["share"] > 0:
         return {}
     return {"shares": opponent_shares(opponents, cfg["league"]), "time_limit_outcome": opponents["time_limit_outcome"],
-            **({"ladder": list(cur["ladder"]), "window": cur["window"], "promote_at": cur["promote_at"]}
+            **({"ladder": list(cur["ladder"]), "window": cur["window"], "promote_at": cur["promote_at"],
+                "demote_at": cur["demote_at"]}
                if cur["share"] > 0 else {})}
 
 

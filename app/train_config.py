@@ -168,6 +168,7 @@ CURRICULUM_DEFAULTS = {
     "ladder": list(LADDER),  # weakest first (policies/ladder.py: random, scripted_1 .. scripted_3)
     "window": CURRICULUM_WINDOW,  # the last games against the current level that decide a promotion
     "promote_at": CURRICULUM_PROMOTE_AT,  # win rate over the window that moves up a level
+    "demote_at": None,  # win rate over the window that moves back down a level (None: never down)
 }
 CHECKPOINT_DEFAULTS = {"frequency": 10, "num_to_keep": 5, "at_end": True}
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
@@ -399,6 +400,11 @@ def _validate_opponents(given: dict, league: dict, resources: dict) -> dict:
             _bad("opponents.curriculum.window", f"must be >= 1, got {cur['window']}")
         if not 0.0 < cur["promote_at"] <= 1.0:
             _bad("opponents.curriculum.promote_at", f"must be in (0, 1], got {cur['promote_at']}")
+        d = cur["demote_at"]
+        number = isinstance(d, (int, float)) and not isinstance(d, bool)
+        if d is not None and not (number and 0.0 <= d < cur["promote_at"]):
+            _bad("opponents.curriculum.demote_at", f"must be null (never down) or a number in [0, promote_at = "
+                 f"{cur['promote_at']}), got {d!r}")
     taken = (league["past_fraction"] if league["enabled"] else 0.0) + sum(opp["fixed"].values()) + cur["share"]
     if taken > 1.0 + 1e-9:
         _bad("opponents", f"the league's past_fraction, the fixed agents' and the curriculum's shares sum to "

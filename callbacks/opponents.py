@@ -124,7 +124,8 @@ class OpponentsCallback(TrialFilesCallback):
     def on_algorithm_init(self, *, algorithm, **kwargs):
         settings = opponent_settings(algorithm.config)
         if settings.get("ladder"):
-            algorithm._five_curriculum = Curriculum(settings["ladder"], settings["window"], settings["promote_at"])
+            algorithm._five_curriculum = Curriculum(settings["ladder"], settings["window"], settings["promote_at"],
+                                                    settings["demote_at"])
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
@@ -135,7 +136,7 @@ class OpponentsCallback(TrialFilesCallback):
         results = algorithm.learner_group.foreach_learner(lambda learner: learner.curriculum_state)
         state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)
         if state:
-            algorithm._five_curriculum = Curriculum.from_state_dict(state, settings["ladder"])
+            algorithm._five_curriculum = Curriculum.from_state_dict(state, settings["ladder"], settings["demote_at"])
             push_level(algorithm)
 
     @override(TrialFilesCallback)

@@ -47,6 +47,28 @@ def test_the_curriculum_moves_up_once_the_window_is_won_often_enough():
         assert not c2.record("b", WIN)  # the top level stays
 
 
+def test_the_curriculum_moves_down_once_the_window_is_lost_often_enough():
+    c = Curriculum(["random", "scripted_1", "scripted_2"], window=4, promote_at=0.75, demote_at=0.25)
+    for _ in range(3):
+        assert not c.record("random", LOSS)  # the bottom level stays (and the window is not full yet)
+    assert not c.record("random", LOSS) and c.current == "random"
+    for _ in range(4):
+        c.record("random", WIN, iteration=1)
+    assert c.current == "scripted_1"
+    for score in (LOSS, WIN, LOSS):
+        assert not c.record("scripted_1", score)
+    assert not c.record("scripted_1", WIN)  # 2 of 4 won: neither up nor down
+    assert not c.record("scripted_1", LOSS)  # win, loss, win, loss = 0.5
+    assert c.record("scripted_1", LOSS, iteration=7)  # loss, win, loss, loss = 0.25, at demote_at: down a level
+    assert c.current == "random" and len(c.recent) == 0  # with a fresh window
+    assert c.promotions == [(1, 1), (7, 0)]
+    never = Curriculum(["random", "scripted_1"], window=2, promote_at=0.5)
+    never.record("random", WIN), never.record("random", WIN)
+    for _ in range(6):
+        assert not never.record("scripted_1", LOSS)  # without demote_at it stays
+    assert never.current == "scripted_1"
+
+
 def test_the_curriculum_state_round_trips_and_follows_a_changed_ladder():
     c = Curriculum(["random", "scripted_1", "scripted_2"], window=3, promote_at=0.6)
     for _ in range(3):
@@ -54,7 +76,8 @@ def test_the_curriculum_state_round_trips_and_follows_a_changed_ladder():
     c.record("scripted_1", WIN)
     state = c.state_dict()
     same = Curriculum.from_state_dict(state)
-    assert same.state_dict() == state
+    assert same.state_dict() == state and same.demote_at is None
+    assert Curriculum.from_state_dict(state, demote_at=0.1).demote_at == 0.1  # the run config's rule on resume
     longer = Curriculum.from_state_dict(state, ["random", "noop", "scripted_1", "scripted_2", "scripted_3"])
     assert longer.current == "scripted_1" and list(longer.recent) == [1.0]
 

@@ -162,6 +162,28 @@ def test_bad_evaluation_opponent():
         assert name in msg
 
 
+@pytest.mark.parametrize("curriculum,words", [
+    ({"share": 0.5, "ladder": ["random", "scripted_9"]},
+     ["opponents.curriculum.ladder", "scripted_9", "scripted_1_r50"]),
+    ({"share": 0.5, "promote_at": 0.0}, ["opponents.curriculum.promote_at", "(0, 1]"]),
+    ({"share": 0.5, "demote_at": 0.8}, ["opponents.curriculum.demote_at", "null", "promote_at = 0.75", "0.8"]),
+    ({"share": 0.5, "demote_at": "low"}, ["opponents.curriculum.demote_at", "'low'"]),
+    ({"share": 0.5, "window": 0}, ["opponents.curriculum.window", ">= 1"]),
+    ({"share": 0.5, "demote": 0.1}, ["opponents.curriculum.demote", "demote_at"]),
+])
+def test_bad_curriculum_names_the_key_and_the_allowed_values(curriculum, words):
+    msg = error_of(with_key("opponents.curriculum", curriculum))
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+def test_the_curriculum_demotion_rule_is_off_unless_set():
+    assert train_config.validate({"opponents": {"curriculum": {"share": 0.5}}})["opponents"]["curriculum"][
+        "demote_at"] is None
+    cfg = train_config.load(SMOKE, ["opponents.curriculum={share: 0.5, demote_at: 0.1}"])
+    assert cfg["opponents"]["curriculum"]["demote_at"] == 0.1
+
+
 def test_bad_sweep_value_names_the_swept_key():
     raw = smoke_raw()
     raw["sweep"] = {"schedules.team_spirit": [0.1, 2.0]}

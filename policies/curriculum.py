@@ -50,7 +50,7 @@ class Curriculum:
         self.ladder, self.window, self.promote_at = list(ladder), int(window), float(promote_at)
         # None: never down. A level main keeps losing gives PPO nothing but losses: at 0-10% of its games against the
         # level above its reach, a 1v1 agent from scratch fell back to near-uniform play within ~1,000 iterations
-        # (tune_configs/hok_1v1_curriculum.yaml); one level down it wins again and keeps its skills.
+        # (tune_configs/hok_1v1_curriculum.yaml); one level down it has games it can win again.
         self.demote_at = None if demote_at is None else float(demote_at)
         self.level = 0
         self.recent = deque(maxlen=self.window)  # main's results (1 = won) against the current level

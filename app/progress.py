@@ -19,6 +19,10 @@ from callbacks.trial_files import append_csv_rows, drop_rows_after
 from policies.module_ids import MAIN
 
 METRICS_CSV = "metrics.csv"
+# how far an update moved the policy (the learner's results, last minibatch): the KL from the sampling policy (k3
+# estimate), PPO's clip fraction, the value head's explained variance, the gradient's global norm before clipping
+UPDATE_COLUMNS = {"approx_kl": "approx_kl", "clip_fraction": "clip_fraction", "vf_explained_var": "vf_explained_var",
+                  "grad_norm": "gradients_default_optimizer_global_norm"}
 SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6
 PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s",
                     "episode_return", "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate",
@@ -30,7 +34,8 @@ PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "env_steps_
                     "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games",
                     "fixed_win_rate",
                     "staleness_mean", "sample_reuse", "team_spirit", "lr", "entropy_coeff", "gamma",
-                    "policy_loss", "vf_loss", "entropy", "aux_win_loss", "kickstart_coeff", "kickstart_kl") + tuple(
+                    "policy_loss", "vf_loss", "entropy", "aux_win_loss", "kickstart_coeff", "kickstart_kl",
+                    *UPDATE_COLUMNS) + tuple(
                         f"{SIGNAL_RATE_PREFIX}{name}" for name in SIGNALS)
 
 
@@ -68,6 +73,7 @@ def progress_row(result: dict) -> dict:
         "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
         "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),
         "kickstart_coeff": ln.get("kickstart_coeff"), "kickstart_kl": ln.get("kickstart_kl"),
+        **{column: ln.get(key) for column, key in UPDATE_COLUMNS.items()},
         **{f"{SIGNAL_RATE_PREFIX}{name}": v for name, v in signal_rates(er).items()},
     }
 

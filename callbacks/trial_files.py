@@ -30,12 +30,29 @@ STORAGE_KEY = "five_storage"  # the run's storage path (a local path or a URI) i
 ITERATION = "iteration"
 
 
+_HEADERS_CHECKED: set[str] = set()  # the CSVs this process has appended to, their header matched to the columns
+
+
 def append_csv_rows(location: str, columns, rows) -> None:
-    """Appends dict rows to a CSV (header written when the file is new; keys outside `columns` are an error)."""
+    """Appends dict rows to a CSV (header written when the file is new; keys outside `columns` are an error).
+    A CSV written by an older version with other columns (a run resumed after an upgrade) is first rewritten with
+    `columns`, its rows' values kept under their names (a column it lacked is left empty, one no longer written is
+    dropped)."""
+    columns = list(columns)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns)
     if not run_storage.exists(location):
         w.writeheader()
+    elif location not in _HEADERS_CHECKED:
+        old_columns, old_rows = _read(location)
+        if old_columns != columns:
+            w.writeheader()
+            csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore").writerows(old_rows)
+            w.writerows(rows)
+            run_storage.write_bytes(location, buf.getvalue().encode())
+            _HEADERS_CHECKED.add(location)
+            return
+    _HEADERS_CHECKED.add(location)
     w.writerows(rows)
     run_storage.append_text(location, buf.getvalue())
 

@@ -346,5 +346,8 @@ class FivePPOLearner(PPOTorchLearner):
             # minibatch of an update unless the two forward passes disagree), and PPO's clip fraction
             "logp_abs_diff": masked_mean((logp - batch[Columns.ACTION_LOGP]).abs()).detach(),
             "clip_fraction": masked_mean(((ratio - 1.0).abs() > config.clip_param).float()).detach(),
+            # the KL from the sampling policy on the sampled actions, estimated from the ratio alone ((r - 1) - ln r,
+            # Schulman's k3; CleanRL's approx_kl): how far the update has moved the policy, with or without use_kl_loss
+            "approx_kl": masked_mean((ratio - 1.0) - torch.log(ratio)).detach(),
         }, key=module_id, window=1)
         return total

@@ -177,7 +177,7 @@ class OpponentsCallback(TrialFilesCallback):
             "fixed_games": fixed_games, "fixed_win_rate": fixed_wins / fixed_games if fixed_games else math.nan,
             **({"curriculum_level": curriculum.level, "curriculum_agent": curriculum.current,
                 "curriculum_window_win_rate": curriculum.window_win_rate(),
-                "curriculum_promoted": curriculum.level != level_before} if curriculum is not None else {}),
+                "curriculum_level_changed": curriculum.level != level_before} if curriculum is not None else {}),
         }
 
 

@@ -418,6 +418,35 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
     assert "per hero-min lane -3.00 death -0.25 gold 1.50" in line
 
 
+def test_the_row_carries_how_far_the_update_moved_the_policy():
+    """metrics.csv's update columns come from the main module's learner results (RLlib's gradient-norm key)."""
+    from app.progress import PROGRESS_COLUMNS, UPDATE_COLUMNS, progress_row
+    learner = {"approx_kl": 0.02, "clip_fraction": 0.12, "vf_explained_var": 0.4,
+               "gradients_default_optimizer_global_norm": 3.5}
+    row = progress_row({"training_iteration": 1, "learners": {"main": learner}})
+    assert {k: row[k] for k in UPDATE_COLUMNS} == {"approx_kl": 0.02, "clip_fraction": 0.12,
+                                                   "vf_explained_var": 0.4, "grad_norm": 3.5}
+    assert set(row) <= set(PROGRESS_COLUMNS)  # the CSV writer refuses a key outside its columns
+
+
+def test_a_csv_with_older_columns_is_rewritten_with_the_new_ones_and_its_rows_kept(tmp_path):
+    """A run resumed after an upgrade: its metrics.csv had other columns; the rows keep their values by name."""
+    import csv
+    from callbacks import trial_files
+    path = str(tmp_path / "metrics.csv")
+    with open(path, "w") as f:
+        f.write("iteration,entropy,gone\n1,2.5,x\n2,2.0,y\n")
+    trial_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 3, "grad_norm": 4.0}])
+    trial_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 4, "entropy": 1.0}])
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    assert list(rows[0]) == ["iteration", "entropy", "grad_norm"]
+    assert [(r["iteration"], r["entropy"], r["grad_norm"]) for r in rows] == [
+        ("1", "2.5", ""), ("2", "2.0", ""), ("3", "", "4.0"), ("4", "1.0", "")]
+    with pytest.raises(ValueError, match="unknown"):  # a key outside the columns is still an error
+        trial_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 5, "unknown": 1}])
+
+
 def test_a_wall_clock_deadline_stops_a_run_and_nothing_before_it(monkeypatch):
     from app.train_config import RunStopper
     monkeypatch.setattr(RunStopper, "current", None)  # app.train.main sets it in this process (other tests)

@@ -65,6 +65,13 @@ PPO_DEFAULTS = {
     # policies/imitation.py); 0 = every step alike. Measured in 1v1 at 0.5 (README "Learning to win", run 5): the
     # student copied the rare abilities and items and won fewer games against the full bot (21% vs 30% on points)
     "kickstart_class_weight_power": 0.0,
+    # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
+    # parameter head's counted where the sampled primary reads it (policies/action_distribution.py): its gradient also
+    # moves the primary toward the primaries that read more parameters (a move's offsets add up to 2 ln 9 = 4.4 nats).
+    # "heads": each head's own entropy, a parameter head's weighted by the (constant) probability that a primary reading
+    # it is picked, so the bonus keeps every head from collapsing without choosing the primary. Measured in 1v1 from
+    # scratch (README "Learning to win", run 11)
+    "entropy_bonus": "action",
     "adam_beta1": 0.9,  # Table 2
     "adam_beta2": 0.999,  # Table 2
     # app. M staleness: versions between the weights that sampled a batch and those that train on it. 0: RLlib's
@@ -107,9 +114,11 @@ REWARD_DEFAULTS = {
     "normalize": True,  # Table 2 footnote c: rewards divided by a running std (of the discounted returns)
 }
 STALENESS_VALUES = (0, 1)  # ppo.staleness
+ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
 # the ppo keys the learner reads from its config dict (app/algorithm.py), which a sweep can therefore vary per trial
 # (the others are RLlib's own training settings)
-LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "kickstart_class_weight_power", "adam_beta1", "adam_beta2")
+LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "kickstart_class_weight_power", "entropy_bonus", "adam_beta1",
+                    "adam_beta2")
 ENV_RUNNERS = ("batched", "classic")  # app/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 RESOURCE_DEFAULTS = {
     # how env runners sample: "batched" steps all of a runner's games as one batch (one forward per step for every
@@ -259,6 +268,8 @@ def validate(raw: dict) -> dict:
     if ppo["kickstart_class_weight_power"] < 0:
         _bad("ppo.kickstart_class_weight_power",
              f"must be a number >= 0 (0: unweighted), got {ppo['kickstart_class_weight_power']}")
+    if ppo["entropy_bonus"] not in ENTROPY_BONUSES:
+        _bad("ppo.entropy_bonus", f"must be one of {list(ENTROPY_BONUSES)}, got {ppo['entropy_bonus']!r}")
     if ppo["clip_param"] <= 0:
         _bad("ppo.clip_param", f"must be > 0, got {ppo['clip_param']}")
     if ppo["dual_clip"] is not None and (isinstance(ppo["dual_clip"], bool) or

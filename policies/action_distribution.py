@@ -133,6 +133,20 @@ class FiveActionDistribution(Distribution):
         h_off = _entropy(self.offset_x) + _entropy(self.offset_y)
         return h + (prob * self.reads_offset).sum(-1) * h_off
 
+    def head_entropy(self):
+        """H(primary) + H(delay) + sum_p sg(pi(p)) [reads unit] H(unit | p) + sg(sum_p pi(p) [reads offset]) H(offsets),
+        sg = no gradient: each head's entropy, a parameter head's weighted by how often it is read. An entropy bonus on
+        it keeps each head from collapsing; unlike ``entropy``'s, its gradient does not move the primary action toward
+        the primaries that read more parameters (ppo.entropy_bonus "heads")."""
+        prob = F.softmax(self.primary, -1).detach()
+        h = _entropy(self.primary) + _entropy(self.delay)
+        h = h + (prob * self.reads_unit * _entropy(self.unit)).sum(-1)
+        return h + (prob * self.reads_offset).sum(-1) * (_entropy(self.offset_x) + _entropy(self.offset_y))
+
+    def primary_entropy(self):
+        """H(primary): the entropy of the primary action alone."""
+        return _entropy(self.primary)
+
     @override(Distribution)
     def kl(self, other: "FiveActionDistribution", **kwargs):
         prob = F.softmax(self.primary, -1)

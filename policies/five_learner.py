@@ -3,6 +3,7 @@
 On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus, optional KL):
 
 - dual-clip PPO (seeds/004 app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
+- the entropy bonus on the whole action's entropy or on each head's (``entropy_bonus``, app/train_config.py);
 - the auxiliary win-probability head (seeds/003 app. D), trained with a small weight on the label of eq. 10;
 - the running observation statistics of the module merge every observation of an update's episodes once, after its
   gradient steps (app. E), so that all minibatches of an update normalize as the env runners did when they acted;
@@ -17,8 +18,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
 
 Settings come from ``config.learner_config_dict`` (the ``ppo:`` and ``resources:`` sections of a run config,
-app/train_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``kickstart_class_weight_power``, ``adam_beta1``,
-``adam_beta2``, ``learner_threads``.
+app/train_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``kickstart_class_weight_power``,
+``entropy_bonus`` ("action" or "heads"), ``adam_beta1``, ``adam_beta2``, ``learner_threads``.
 """
 from __future__ import annotations
 
@@ -290,11 +291,13 @@ class FivePPOLearner(PPOTorchLearner):
         vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
 
         entropy = dist.entropy()
+        # the bonus's entropy (ppo.entropy_bonus): the action's (logged), or each head's, which has the same value
+        bonus_entropy = dist.head_entropy() if extra.get("entropy_bonus") == "heads" else entropy
         entropy_coeff = self._five_entropy_coeff
         if entropy_coeff is None:
             entropy_coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
 
-        total = masked_mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - entropy_coeff * entropy)
+        total = masked_mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - entropy_coeff * bonus_entropy)
         if config.use_kl_loss:
             prev = module.get_exploration_action_dist_cls().from_logits(batch[Columns.ACTION_DIST_INPUTS])
             kl = masked_mean(prev.kl(dist))
@@ -341,6 +344,9 @@ class FivePPOLearner(PPOTorchLearner):
             LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY: explained_variance(batch[Postprocessing.VALUE_TARGETS][mask],
                                                                      values[mask]),
             ENTROPY_KEY: masked_mean(entropy), LEARNER_RESULTS_KL_KEY: kl,
+            # the primary action's own entropy (the action's above adds the delay and the parameters it reads): 0
+            # once the policy always picks one primary action
+            "primary_entropy": masked_mean(dist.primary_entropy()).detach(),
             "entropy_coeff": float(entropy_coeff), "mean_reward_trained": masked_mean(batch[Columns.REWARDS]),
             # how far the learner's log-probabilities are from those the env runners sampled with (0 at the first
             # minibatch of an update unless the two forward passes disagree), and PPO's clip fraction

@@ -78,6 +78,7 @@ def test_wrong_type():
     ("ppo.num_epochs", 0, ">= 1"),
     ("ppo.clip_param", 0.0, "> 0"),
     ("ppo.dual_clip", 0.5, "> 1"),
+    ("ppo.entropy_bonus", "primary", "['action', 'heads']"),
     ("schedules.team_spirit", 1.2, "[0.0, 1.0]"),
     ("schedules.team_spirit", {"points": [[0, 0.3], [10, 1.5]]}, "[0.0, 1.0]"),
     ("schedules.gae_horizon_s", 0.0, "[0.2"),
@@ -421,10 +422,10 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
 def test_the_row_carries_how_far_the_update_moved_the_policy():
     """metrics.csv's update columns come from the main module's learner results (RLlib's gradient-norm key)."""
     from app.progress import PROGRESS_COLUMNS, UPDATE_COLUMNS, progress_row
-    learner = {"approx_kl": 0.02, "clip_fraction": 0.12, "vf_explained_var": 0.4,
+    learner = {"primary_entropy": 0.5, "approx_kl": 0.02, "clip_fraction": 0.12, "vf_explained_var": 0.4,
                "gradients_default_optimizer_global_norm": 3.5}
     row = progress_row({"training_iteration": 1, "learners": {"main": learner}})
-    assert {k: row[k] for k in UPDATE_COLUMNS} == {"approx_kl": 0.02, "clip_fraction": 0.12,
+    assert {k: row[k] for k in UPDATE_COLUMNS} == {"primary_entropy": 0.5, "approx_kl": 0.02, "clip_fraction": 0.12,
                                                    "vf_explained_var": 0.4, "grad_norm": 3.5}
     assert set(row) <= set(PROGRESS_COLUMNS)  # the CSV writer refuses a key outside its columns
 

@@ -257,6 +257,24 @@ def test_entropy_matches_monte_carlo():
     assert neg_logp.mean().item() == pytest.approx(d.entropy().item(), abs=4 * stderr)
 
 
+def test_head_entropy_has_the_action_entropy_value_without_its_pull_on_the_primary_action():
+    """ppo.entropy_bonus "heads": the same value as the action's entropy; its gradient on the primary logits is
+    that of H(primary) alone, while the action's pushes toward the primary that reads the offsets (2 ln 9 nats)."""
+    d = tiny_dist(seed=7)
+    d.primary = torch.zeros_like(d.primary).requires_grad_(True)  # a uniform primary: H(primary)'s gradient is 0
+    d.offset_x, d.offset_y = torch.zeros_like(d.offset_x), torch.zeros_like(d.offset_y)  # uniform offsets
+    assert d.head_entropy().item() == pytest.approx(d.entropy().item(), abs=1e-12)
+    (g_action,) = torch.autograd.grad(d.entropy().sum(), d.primary)
+    (g_heads,) = torch.autograd.grad(d.head_entropy().sum(), d.primary)
+    assert torch.allclose(g_heads, torch.zeros_like(g_heads), atol=1e-12)
+    assert int(g_action.argmax()) == 1 and g_action[0, 1] > 0.5  # primary 1 reads the offsets
+    # the parameter heads keep their entropy's gradient
+    d.offset_x = torch.randn_like(d.offset_x).requires_grad_(True)
+    (gx_action,) = torch.autograd.grad(d.entropy().sum(), d.offset_x)
+    (gx_heads,) = torch.autograd.grad(d.head_entropy().sum(), d.offset_x)
+    assert torch.allclose(gx_heads, gx_action, atol=1e-12) and gx_heads.abs().sum() > 0
+
+
 def test_kl_is_zero_for_itself_positive_otherwise_and_exact():
     p, q = tiny_dist(seed=5), tiny_dist(seed=6)
     assert p.kl(p).item() == pytest.approx(0.0, abs=1e-12)

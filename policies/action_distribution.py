@@ -123,29 +123,30 @@ class FiveActionDistribution(Distribution):
         off = _pick(self.offset_x, value["offset_x"]) + _pick(self.offset_y, value["offset_y"])
         return lp + torch.where(ro, off, torch.zeros_like(lp))
 
+    def head_entropies(self, constant_reads: bool = False) -> dict:
+        """Each head's part of the action's entropy; they sum to ``entropy()``: "primary" H(primary), "delay"
+        H(delay), "unit" sum_p pi(p) [reads unit] H(unit | p), "offsets" P(the primary reads offsets) (H(x) + H(y)).
+        ``constant_reads``: the probabilities that weight the parameter heads carry no gradient (the "heads" entropy
+        bonus)."""
+        prob = F.softmax(self.primary, -1)
+        if constant_reads:
+            prob = prob.detach()
+        return {"primary": _entropy(self.primary), "delay": _entropy(self.delay),
+                "unit": (prob * self.reads_unit * _entropy(self.unit)).sum(-1),
+                "offsets": (prob * self.reads_offset).sum(-1) * (_entropy(self.offset_x) + _entropy(self.offset_y))}
+
     @override(Distribution)
     def entropy(self, **kwargs):
         """H(primary) + H(delay) + sum_p pi(p) [reads unit] H(unit | p) + sum_p pi(p) [reads offset] H(offsets):
         the exact entropy of the action, counting only the parameters each primary action reads."""
-        prob = F.softmax(self.primary, -1)
-        h = _entropy(self.primary) + _entropy(self.delay)
-        h = h + (prob * self.reads_unit * _entropy(self.unit)).sum(-1)
-        h_off = _entropy(self.offset_x) + _entropy(self.offset_y)
-        return h + (prob * self.reads_offset).sum(-1) * h_off
+        return sum(self.head_entropies().values())
 
     def head_entropy(self):
-        """H(primary) + H(delay) + sum_p sg(pi(p)) [reads unit] H(unit | p) + sg(sum_p pi(p) [reads offset]) H(offsets),
-        sg = no gradient: each head's entropy, a parameter head's weighted by how often it is read. An entropy bonus on
-        it keeps each head from collapsing; unlike ``entropy``'s, its gradient does not move the primary action toward
-        the primaries that read more parameters (ppo.entropy_bonus "heads")."""
-        prob = F.softmax(self.primary, -1).detach()
-        h = _entropy(self.primary) + _entropy(self.delay)
-        h = h + (prob * self.reads_unit * _entropy(self.unit)).sum(-1)
-        return h + (prob * self.reads_offset).sum(-1) * (_entropy(self.offset_x) + _entropy(self.offset_y))
-
-    def primary_entropy(self):
-        """H(primary): the entropy of the primary action alone."""
-        return _entropy(self.primary)
+        """The action's entropy with the parameter heads' weights held constant (``head_entropies(True)``): each head's
+        entropy, a parameter head's weighted by how often it is read. An entropy bonus on it keeps each head from
+        collapsing; unlike ``entropy``'s, its gradient does not move the primary action toward the primaries that read
+        more parameters (ppo.entropy_bonus "heads")."""
+        return sum(self.head_entropies(constant_reads=True).values())
 
     @override(Distribution)
     def kl(self, other: "FiveActionDistribution", **kwargs):

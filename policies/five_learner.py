@@ -290,7 +290,8 @@ class FivePPOLearner(PPOTorchLearner):
         vf_loss = (values - batch[Postprocessing.VALUE_TARGETS]) ** 2
         vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
 
-        entropy = dist.entropy()
+        heads = dist.head_entropies()
+        entropy = sum(heads.values())
         # the bonus's entropy (ppo.entropy_bonus): the action's (logged), or each head's, which has the same value
         bonus_entropy = dist.head_entropy() if extra.get("entropy_bonus") == "heads" else entropy
         entropy_coeff = self._five_entropy_coeff
@@ -344,9 +345,9 @@ class FivePPOLearner(PPOTorchLearner):
             LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY: explained_variance(batch[Postprocessing.VALUE_TARGETS][mask],
                                                                      values[mask]),
             ENTROPY_KEY: masked_mean(entropy), LEARNER_RESULTS_KL_KEY: kl,
-            # the primary action's own entropy (the action's above adds the delay and the parameters it reads): 0
-            # once the policy always picks one primary action
-            "primary_entropy": masked_mean(dist.primary_entropy()).detach(),
+            # each head's part of the action's entropy (the primary's is 0 once the policy always picks one primary
+            # action; the offsets' is 2 ln 9 = 4.4 for a move with untrained offsets)
+            **{f"entropy_{head}": masked_mean(h).detach() for head, h in heads.items()},
             "entropy_coeff": float(entropy_coeff), "mean_reward_trained": masked_mean(batch[Columns.REWARDS]),
             # how far the learner's log-probabilities are from those the env runners sampled with (0 at the first
             # minibatch of an update unless the two forward passes disagree), and PPO's clip fraction

@@ -422,11 +422,12 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
 def test_the_row_carries_how_far_the_update_moved_the_policy():
     """metrics.csv's update columns come from the main module's learner results (RLlib's gradient-norm key)."""
     from app.progress import PROGRESS_COLUMNS, UPDATE_COLUMNS, progress_row
-    learner = {"primary_entropy": 0.5, "approx_kl": 0.02, "clip_fraction": 0.12, "vf_explained_var": 0.4,
-               "gradients_default_optimizer_global_norm": 3.5}
+    learner = {"entropy_primary": 0.5, "entropy_offsets": 4.4, "approx_kl": 0.02, "clip_fraction": 0.12,
+               "vf_explained_var": 0.4, "gradients_default_optimizer_global_norm": 3.5}
     row = progress_row({"training_iteration": 1, "learners": {"main": learner}})
-    assert {k: row[k] for k in UPDATE_COLUMNS} == {"primary_entropy": 0.5, "approx_kl": 0.02, "clip_fraction": 0.12,
-                                                   "vf_explained_var": 0.4, "grad_norm": 3.5}
+    assert {k: row[k] for k in UPDATE_COLUMNS} == {
+        "entropy_primary": 0.5, "entropy_delay": None, "entropy_unit": None, "entropy_offsets": 4.4, "approx_kl": 0.02,
+        "clip_fraction": 0.12, "vf_explained_var": 0.4, "grad_norm": 3.5}
     assert set(row) <= set(PROGRESS_COLUMNS)  # the CSV writer refuses a key outside its columns
 
 

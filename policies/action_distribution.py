@@ -39,6 +39,7 @@ class FiveActionDistribution(Distribution):
     max_units: int = 0
     n_delay: int = N_DELAYS
     n_offset: int = N_OFFSETS
+    HEADS = ("primary", "delay", "unit", "offsets")  # the parts of the action's entropy (head_entropies)
 
     def __init__(self, primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset, deterministic=False):
         self.primary, self.unit, self.delay = primary, unit, delay

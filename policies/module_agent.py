@@ -2,7 +2,8 @@
 
 After every ``act``, ``decisions`` holds, per agent id, the action chosen and the module's estimate that the agent's
 team wins (its win-probability head, seeds/003 app. D; None for a module without one): what a replay shows of a
-model's play (app/env/replay_file.py)."""
+model's play (app/env/replay_file.py); ``dist`` holds the action distribution the actions came from, one row per agent
+in the order of the observations (scripts/policy_heads.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,6 +19,7 @@ class ModuleAgent:
         self.explore = explore
         self.state = {}
         self.decisions = {}
+        self.dist = None
 
     def reset(self, agent_ids=None):
         init = self.module.get_initial_state()
@@ -36,6 +38,7 @@ class ModuleAgent:
         out = self.module.forward_exploration(batch) if self.explore else self.module.forward_inference(batch)
         dist_cls = self.module.get_exploration_action_dist_cls()
         dist = dist_cls.from_logits(out[Columns.ACTION_DIST_INPUTS][:, 0])
+        self.dist = dist
         if not self.explore:
             dist = dist.to_deterministic()
         action = dist.sample()

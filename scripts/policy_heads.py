@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from app.game.teams import MODES, TEAM_NAMES, enemy_side  # noqa: E402
+from app.game.teams import MODES, TEAM_NAMES, check_mode, enemy_side  # noqa: E402
 
 SEED = 6_000_000  # seeds of these games: apart from training's, the evaluations' (1,000,000), the cards' (2,000,000)
 TOP_PRIMARIES = 4
@@ -79,13 +79,13 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from policies.agents import AGENTS
-    if args.mode not in MODES:
-        print(f"error: --mode: must be one of {list(MODES)}, got {args.mode!r}", file=sys.stderr)
-        return 2
-    if args.opponent not in AGENTS:
-        print(f"error: --opponent: unknown agent {args.opponent!r}; allowed: {sorted(AGENTS)}", file=sys.stderr)
-        return 2
+    from policies.agents import make_agent
+    for flag, check in (("--mode", lambda: check_mode(args.mode)), ("--opponent", lambda: make_agent(args.opponent))):
+        try:
+            check()
+        except ValueError as e:
+            print(f"error: {flag}: {e}", file=sys.stderr)
+            return 2
     if args.games < 1 or args.time_limit <= 0:
         print("error: --games must be >= 1 and --time-limit > 0", file=sys.stderr)
         return 2

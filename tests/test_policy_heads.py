@@ -28,3 +28,6 @@ def test_an_unknown_opponent_is_refused_naming_the_allowed_agents(capsys):
     assert policy_heads.main([SHIPPED_1V1, "--opponent", "nobody"]) == 2
     err = capsys.readouterr().err
     assert "--opponent" in err and "'random'" in err and "'scripted_3'" in err
+    assert policy_heads.main([SHIPPED_1V1, "--mode", "3v3"]) == 2
+    err = capsys.readouterr().err
+    assert "--mode" in err and "'1v1'" in err and "'5v5'" in err and "'3v3'" in err

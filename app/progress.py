@@ -16,13 +16,14 @@ from app.game.teams import NO_WINNER
 from callbacks.metrics import signal_rates
 from callbacks import run_storage
 from callbacks.trial_files import append_csv_rows, drop_rows_after
+from policies.action_distribution import FiveActionDistribution
 from policies.module_ids import MAIN
 
 METRICS_CSV = "metrics.csv"
 # each head's part of the action's entropy (policies/action_distribution.py head_entropies) and how far an update
 # moved the policy (the learner's results, last minibatch): the KL from the sampling policy (k3 estimate), PPO's clip
 # fraction, the value head's explained variance, the gradient's global norm before clipping
-UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in ("primary", "delay", "unit", "offsets")},
+UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribution.HEADS},
                   "approx_kl": "approx_kl", "clip_fraction": "clip_fraction", "vf_explained_var": "vf_explained_var",
                   "grad_norm": "gradients_default_optimizer_global_norm"}
 SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6

@@ -41,20 +41,26 @@ def append_csv_rows(location: str, columns, rows) -> None:
     columns = list(columns)
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=columns)
-    if not run_storage.exists(location):
+    new = not run_storage.exists(location)
+    if new:
         w.writeheader()
-    elif location not in _HEADERS_CHECKED:
+    w.writerows(rows)  # a key outside the columns fails here, before the file is touched
+    if not new and location not in _HEADERS_CHECKED:
         old_columns, old_rows = _read(location)
         if old_columns != columns:
-            w.writeheader()
-            csv.DictWriter(buf, fieldnames=columns, extrasaction="ignore").writerows(old_rows)
-            w.writerows(rows)
-            run_storage.write_bytes(location, buf.getvalue().encode())
-            _HEADERS_CHECKED.add(location)
-            return
+            _write_rows(location, columns, old_rows, extrasaction="ignore")
     _HEADERS_CHECKED.add(location)
-    w.writerows(rows)
     run_storage.append_text(location, buf.getvalue())
+
+
+def _write_rows(location: str, columns: list, rows: list, extrasaction: str = "raise") -> None:
+    """Writes the CSV anew: the header of `columns`, then the rows (a key outside `columns` is an error, or left out
+    with extrasaction "ignore")."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=columns, extrasaction=extrasaction)
+    w.writeheader()
+    w.writerows(rows)
+    run_storage.write_bytes(location, buf.getvalue().encode())
 
 
 def _read(location: str) -> tuple[list[str], list[dict]]:
@@ -77,11 +83,7 @@ def drop_rows_after(location: str, iteration: int, where: dict | None = None) ->
     keep = [r for r in rows if not (all(r.get(k) == v for k, v in (where or {}).items())
                                     and r.get(ITERATION) not in (None, "") and float(r[ITERATION]) > iteration)]
     if len(keep) < len(rows):
-        buf = io.StringIO()
-        w = csv.DictWriter(buf, fieldnames=columns)
-        w.writeheader()
-        w.writerows(keep)
-        run_storage.write_bytes(location, buf.getvalue().encode())
+        _write_rows(location, columns, keep)
     return len(rows) - len(keep)
 
 

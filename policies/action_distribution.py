@@ -128,7 +128,8 @@ class FiveActionDistribution(Distribution):
         """Each head's part of the action's entropy; they sum to ``entropy()``: "primary" H(primary), "delay"
         H(delay), "unit" sum_p pi(p) [reads unit] H(unit | p), "offsets" P(the primary reads offsets) (H(x) + H(y)).
         ``constant_reads``: the probabilities that weight the parameter heads carry no gradient (the "heads" entropy
-        bonus)."""
+        bonus, ppo.entropy_bonus): the same value, but an entropy bonus on it keeps each head from collapsing without
+        moving the primary action toward the primaries that read more parameters."""
         prob = F.softmax(self.primary, -1)
         if constant_reads:
             prob = prob.detach()
@@ -141,13 +142,6 @@ class FiveActionDistribution(Distribution):
         """H(primary) + H(delay) + sum_p pi(p) [reads unit] H(unit | p) + sum_p pi(p) [reads offset] H(offsets):
         the exact entropy of the action, counting only the parameters each primary action reads."""
         return sum(self.head_entropies().values())
-
-    def head_entropy(self):
-        """The action's entropy with the parameter heads' weights held constant (``head_entropies(True)``): each head's
-        entropy, a parameter head's weighted by how often it is read. An entropy bonus on it keeps each head from
-        collapsing; unlike ``entropy``'s, its gradient does not move the primary action toward the primaries that read
-        more parameters (ppo.entropy_bonus "heads")."""
-        return sum(self.head_entropies(constant_reads=True).values())
 
     @override(Distribution)
     def kl(self, other: "FiveActionDistribution", **kwargs):

@@ -290,15 +290,15 @@ class FivePPOLearner(PPOTorchLearner):
         vf_loss = (values - batch[Postprocessing.VALUE_TARGETS]) ** 2
         vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
 
-        heads = dist.head_entropies()
+        # the action's entropy, split by head; with ppo.entropy_bonus "heads" the parameter heads' read-probabilities
+        # carry no gradient: the same value, and the bonus no longer pulls the primary toward parameter-reading actions
+        heads = dist.head_entropies(constant_reads=extra.get("entropy_bonus") == "heads")
         entropy = sum(heads.values())
-        # the bonus's entropy (ppo.entropy_bonus): the action's (logged), or each head's, which has the same value
-        bonus_entropy = dist.head_entropy() if extra.get("entropy_bonus") == "heads" else entropy
         entropy_coeff = self._five_entropy_coeff
         if entropy_coeff is None:
             entropy_coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
 
-        total = masked_mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - entropy_coeff * bonus_entropy)
+        total = masked_mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - entropy_coeff * entropy)
         if config.use_kl_loss:
             prev = module.get_exploration_action_dist_cls().from_logits(batch[Columns.ACTION_DIST_INPUTS])
             kl = masked_mean(prev.kl(dist))

@@ -65,6 +65,11 @@ PPO_DEFAULTS = {
     # policies/imitation.py); 0 = every step alike. Measured in 1v1 at 0.5 (README "Learning to win", run 5): the
     # student copied the rare abilities and items and won fewer games against the full bot (21% vs 30% on points)
     "kickstart_class_weight_power": 0.0,
+    # the kickstart loss's weight on the parameter heads (delay, target unit, offsets) never goes under this floor
+    # while schedules.kickstart_coeff anneals the primary action's (policies/teacher_labels.head_weights): PPO may
+    # leave the teacher's choice of action, not its aim. 0 = the schedule's weight on every head. A kickstarted 1v1
+    # student annealed to 0 lost its offsets head first (README "Learning to win", runs 13, 14)
+    "kickstart_params_floor": 0.0,
     # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
     # parameter head's counted where the sampled primary reads it (policies/action_distribution.py): its gradient also
     # moves the primary toward the primaries that read more parameters (a move's offsets add up to 2 ln 9 = 4.4 nats).
@@ -118,8 +123,8 @@ STALENESS_VALUES = (0, 1)  # ppo.staleness
 ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
 # the ppo keys the learner reads from its config dict (app/algorithm.py), which a sweep can therefore vary per trial
 # (the others are RLlib's own training settings)
-LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "kickstart_class_weight_power", "entropy_bonus", "adam_beta1",
-                    "adam_beta2")
+LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "kickstart_class_weight_power", "kickstart_params_floor",
+                    "entropy_bonus", "adam_beta1", "adam_beta2")
 ENV_RUNNERS = ("batched", "classic")  # app/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 RESOURCE_DEFAULTS = {
     # how env runners sample: "batched" steps all of a runner's games as one batch (one forward per step for every
@@ -269,6 +274,8 @@ def validate(raw: dict) -> dict:
     if ppo["kickstart_class_weight_power"] < 0:
         _bad("ppo.kickstart_class_weight_power",
              f"must be a number >= 0 (0: unweighted), got {ppo['kickstart_class_weight_power']}")
+    if not 0 <= ppo["kickstart_params_floor"] <= 100:
+        _bad("ppo.kickstart_params_floor", f"must be in [0, 100] (0: no floor), got {ppo['kickstart_params_floor']}")
     if ppo["entropy_bonus"] not in ENTROPY_BONUSES:
         _bad("ppo.entropy_bonus", f"must be one of {list(ENTROPY_BONUSES)}, got {ppo['entropy_bonus']!r}")
     if ppo["clip_param"] <= 0:
@@ -317,7 +324,8 @@ def validate(raw: dict) -> dict:
     cfg["evaluation"] = ev
     cfg["league"] = _validate_league(raw.get("league") or {})
     cfg["opponents"] = _validate_opponents(raw.get("opponents") or {}, cfg["league"], cfg["resources"])
-    cfg["init"] = _validate_init(raw.get("init") or {}, cfg["schedules"]["kickstart_coeff"], cfg["resources"])
+    cfg["init"] = _validate_init(raw.get("init") or {}, cfg["schedules"]["kickstart_coeff"], cfg["resources"],
+                                 ppo["kickstart_params_floor"])
     cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", EnvConfig.mode))
     stop = raw.get("stop") or {"training_iteration": 10}
     if not isinstance(stop, dict) or not stop:
@@ -427,10 +435,10 @@ def _validate_opponents(given: dict, league: dict, resources: dict) -> dict:
     return opp
 
 
-def _validate_init(given: dict, kickstart: dict, resources: dict) -> dict:
+def _validate_init(given: dict, kickstart: dict, resources: dict, params_floor: float) -> dict:
     from policies.agents import AGENTS
     init = _check_section("init", given, INIT_DEFAULTS)
-    kickstarting = any(y > 0 for _, y in kickstart["points"])
+    kickstarting = any(y > 0 for _, y in kickstart["points"]) or params_floor > 0
     agent = isinstance(init["teacher"], str) and init["teacher"] in AGENTS  # an agent teacher, online
     for k in ("checkpoint",) if agent else ("checkpoint", "teacher"):
         if init[k] is not None and (not isinstance(init[k], str) or not os.path.exists(init[k])):
@@ -463,7 +471,8 @@ def _validate_init(given: dict, kickstart: dict, resources: dict) -> dict:
     if init["teacher"] is None:
         init["teacher"] = init["checkpoint"]
     if kickstarting and init["teacher"] is None:
-        _bad("schedules.kickstart_coeff", "is above 0 but there is no teacher: set init.checkpoint (or init.teacher)")
+        _bad("schedules.kickstart_coeff", "(or ppo.kickstart_params_floor) is above 0 but there is no teacher: set "
+                                          "init.checkpoint (or init.teacher)")
     if not kickstarting:
         init["teacher"] = None  # no kickstart loss: the learner loads no teacher
     return init

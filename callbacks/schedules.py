@@ -22,6 +22,7 @@ from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from app.game.constants import TICKS_PER_SECOND
+from policies.teacher_labels import head_weights
 
 SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share")
 ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share"}  # value -> env method
@@ -99,12 +100,14 @@ def set_on_envs(env_runner, method: str, value) -> int:
     return n
 
 
-def _set_runner_values(vals: dict):
+def _set_runner_values(vals: dict, learner_config: dict):
     """A function of an env runner that sets the runner-side scheduled values: those of its envs (ENV_SCHEDULED)
     and whether the kickstart's agent teacher labels "main"'s steps (the batched env runner; only while the
-    kickstart loss is on)."""
+    kickstart loss is on: its schedule, or the floor of its weight on the parameter heads, ppo.kickstart_params_floor,
+    above 0); `learner_config`: the algorithm's learner_config_dict."""
     items = [(method, vals[name]) for name, method in ENV_SCHEDULED.items() if name in vals]
-    labels_on = vals.get("kickstart_coeff", 0.0) > 0
+    labels_on = max(head_weights(vals.get("kickstart_coeff", 0.0),
+                                 learner_config.get("kickstart_params_floor", 0.0))) > 0
 
     def apply(env_runner):
         if hasattr(env_runner, "set_teacher_labels"):
@@ -122,7 +125,7 @@ class ScheduleCallback(RLlibCallback):
         learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma", "kickstart_coeff") if k in vals}
         if learner_vals:
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_schedule_values(learner_vals))
-        algorithm.env_runner_group.foreach_env_runner(_set_runner_values(vals), local_env_runner=True)
+        algorithm.env_runner_group.foreach_env_runner(_set_runner_values(vals, cfg), local_env_runner=True)
         algorithm._five_schedule_values = vals
         return vals
 
@@ -139,8 +142,8 @@ class ScheduleCallback(RLlibCallback):
                                  **kwargs):
         vals = getattr(algorithm, "_five_schedule_values", None) or self._apply(algorithm, algorithm.iteration)
         if not is_evaluation:
-            env_runner_group.foreach_env_runner(_set_runner_values(vals), remote_worker_ids=env_runner_indices,
-                                                local_env_runner=False)
+            env_runner_group.foreach_env_runner(_set_runner_values(vals, algorithm.config.learner_config_dict),
+                                                remote_worker_ids=env_runner_indices, local_env_runner=False)
 
     @override(RLlibCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):

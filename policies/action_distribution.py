@@ -117,12 +117,19 @@ class FiveActionDistribution(Distribution):
 
     @override(Distribution)
     def logp(self, value, **kwargs):
+        return sum(self.head_logps(value).values())
+
+    def head_logps(self, value) -> dict:
+        """Each head's part of ``logp(value)`` (HEADS; they sum to it): a parameter head's is 0 where the primary
+        action of `value` does not read it."""
         p = value["primary"]
         ru, ro = self._reads(p)
-        lp = _pick(self.primary, p) + _pick(self.delay, value["delay"])
-        lp = lp + torch.where(ru, _pick(self._unit_logits_of(p), value["target_unit"]), torch.zeros_like(lp))
+        primary = _pick(self.primary, p)
+        zero = torch.zeros_like(primary)
         off = _pick(self.offset_x, value["offset_x"]) + _pick(self.offset_y, value["offset_y"])
-        return lp + torch.where(ro, off, torch.zeros_like(lp))
+        return {"primary": primary, "delay": _pick(self.delay, value["delay"]),
+                "unit": torch.where(ru, _pick(self._unit_logits_of(p), value["target_unit"]), zero),
+                "offsets": torch.where(ro, off, zero)}
 
     def head_entropies(self, constant_reads: bool = False) -> dict:
         """Each head's part of the action's entropy; they sum to ``entropy()``: "primary" H(primary), "delay"
@@ -145,8 +152,13 @@ class FiveActionDistribution(Distribution):
 
     @override(Distribution)
     def kl(self, other: "FiveActionDistribution", **kwargs):
+        return sum(self.head_kls(other).values())
+
+    def head_kls(self, other: "FiveActionDistribution") -> dict:
+        """Each head's part of ``kl(other)`` (HEADS; they sum to it), a parameter head's weighted by this
+        distribution's probability that the primary action reads it."""
         prob = F.softmax(self.primary, -1)
-        k = _kl(self.primary, other.primary) + _kl(self.delay, other.delay)
-        k = k + (prob * self.reads_unit * _kl(self.unit, other.unit)).sum(-1)
         k_off = _kl(self.offset_x, other.offset_x) + _kl(self.offset_y, other.offset_y)
-        return k + (prob * self.reads_offset).sum(-1) * k_off
+        return {"primary": _kl(self.primary, other.primary), "delay": _kl(self.delay, other.delay),
+                "unit": (prob * self.reads_unit * _kl(self.unit, other.unit)).sum(-1),
+                "offsets": (prob * self.reads_offset).sum(-1) * k_off}

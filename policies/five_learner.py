@@ -19,7 +19,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 
 Settings come from ``config.learner_config_dict`` (the ``ppo:`` and ``resources:`` sections of a run config,
 app/train_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``kickstart_class_weight_power``,
-``entropy_bonus`` ("action" or "heads"), ``adam_beta1``, ``adam_beta2``, ``learner_threads``.
+``kickstart_params_floor``, ``entropy_bonus`` ("action" or "heads"), ``adam_beta1``, ``adam_beta2``,
+``learner_threads``.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ from policies.advantages import RunnerValueGAE
 from policies.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
 from policies.learner_threads import ThreadChooser
 from policies.module_ids import MAIN
-from policies.teacher_labels import TEACHER_ACTION, TeacherClassWeights, agent_teacher, teacher_nll
+from policies.teacher_labels import TEACHER_ACTION, TeacherClassWeights, agent_teacher, head_weights, teacher_nll
 from policies.win_label import WIN_LABEL
 
 INIT_KEY = "five_init"  # learner_config_dict: the run config's init section (init.teacher: the kickstart teacher)
@@ -117,6 +118,8 @@ class FivePPOLearner(PPOTorchLearner):
                 if type(c) is GeneralAdvantageEstimation:
                     pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
         self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
+        # the parameter heads' weight never goes under it (ppo.kickstart_params_floor, teacher_labels.head_weights)
+        self._kickstart_params_floor = float(self.config.learner_config_dict.get("kickstart_params_floor", 0.0))
         self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
         init = self.config.learner_config_dict.get(INIT_KEY) or {}
         # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
@@ -259,6 +262,18 @@ class FivePPOLearner(PPOTorchLearner):
                 "gamma": float(gammas[0]) if gammas else None, "kickstart_coeff": self._kickstart_coeff}
 
     # ---- loss --------------------------------------------------------------------------------------------------------
+    def _kickstart_off(self) -> bool:
+        """Whether the kickstart loss has no weight on any head this iteration."""
+        return max(head_weights(self._kickstart_coeff, self._kickstart_params_floor)) <= 0
+
+    def _kickstart_loss(self, primary: torch.Tensor, params: torch.Tensor, module_id) -> torch.Tensor:
+        """The kickstart term of the loss from its primary-action and parameter-head parts (KL to the teacher, or
+        -log pi of its action), each with its weight (teacher_labels.head_weights); logs their unweighted sum."""
+        w_primary, w_params = head_weights(self._kickstart_coeff, self._kickstart_params_floor)
+        self.metrics.log_dict({"kickstart_kl": (primary + params).detach(), "kickstart_coeff": self._kickstart_coeff},
+                              key=module_id, window=1)
+        return w_primary * primary + w_params * params
+
     @override(PPOTorchLearner)
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
         module = self.module[module_id].unwrapped()
@@ -306,7 +321,7 @@ class FivePPOLearner(PPOTorchLearner):
         else:
             kl = torch.zeros((), device=adv.device)
 
-        if self._teacher is not None and self._kickstart_coeff <= 0:  # annealed away: no teacher forward pass
+        if self._teacher is not None and self._kickstart_off():  # annealed away: no teacher forward pass
             self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": 0.0}, key=module_id, window=1)
         elif self._teacher is not None:
             # kickstarting (Schmitt et al. 2018): KL from the teacher's action distribution to the policy's on the
@@ -316,19 +331,17 @@ class FivePPOLearner(PPOTorchLearner):
             with torch.no_grad():
                 teacher_out = self._teacher.forward_train(batch)
             teacher_dist = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
-            kickstart = masked_mean(teacher_dist.kl(dist))
-            total = total + self._kickstart_coeff * kickstart
-            self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
-                                  key=module_id, window=1)
+            parts = teacher_dist.head_kls(dist)
+            primary = masked_mean(parts.pop("primary"))
+            params = masked_mean(sum(parts.values()))
+            total = total + self._kickstart_loss(primary, params, module_id)
 
-        elif self._teacher_agent is not None and self._kickstart_coeff > 0 and TEACHER_ACTION in batch:
+        elif self._teacher_agent is not None and not self._kickstart_off() and TEACHER_ACTION in batch:
             # kickstarting from an agent (policies/teacher_labels.py): the KL from its deterministic policy is the
             # student's -log-probability of the action the agent chose in shadow on the same state
-            kickstart = self._teacher_weights.loss(teacher_nll(dist, batch[TEACHER_ACTION]), batch[TEACHER_ACTION],
-                                                   mask)
-            total = total + self._kickstart_coeff * kickstart
-            self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
-                                  key=module_id, window=1)
+            primary, params = self._teacher_weights.loss(teacher_nll(dist, batch[TEACHER_ACTION]),
+                                                         batch[TEACHER_ACTION], mask)
+            total = total + self._kickstart_loss(primary, params, module_id)
         elif self._teacher_agent is not None:
             self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff},
                                   key=module_id, window=1)

@@ -42,11 +42,20 @@ def label(action: dict) -> np.ndarray:
 
 def teacher_nll(dist, labels: torch.Tensor) -> torch.Tensor:
     """-log pi(teacher's action) per step under the student's action distribution `dist`
-    (policies/action_distribution.py: only the parameters the teacher's primary action reads count); `labels`:
-    the TEACHER_ACTION column, [..., len(ACTION_KEYS)]."""
+    (policies/action_distribution.py: only the parameters the teacher's primary action reads count), split in two on
+    the last axis: [..., 0] the primary action's part, [..., 1] the parameter heads' (delay, unit, offsets), each capped
+    at TEACHER_NLL_CAP; `labels`: the TEACHER_ACTION column, [..., len(ACTION_KEYS)]."""
     labels = labels.long()
-    action = {k: labels[..., i] for i, k in enumerate(ACTION_KEYS)}
-    return (-dist.logp(action)).clamp(max=TEACHER_NLL_CAP)
+    parts = dist.head_logps({k: labels[..., i] for i, k in enumerate(ACTION_KEYS)})
+    primary = parts.pop("primary")
+    return -torch.stack([primary, sum(parts.values())], -1).clamp(min=-TEACHER_NLL_CAP)
+
+
+def head_weights(kickstart_coeff: float, params_floor: float) -> tuple[float, float]:
+    """The kickstart loss's weights on (the primary action, the parameter heads): the schedule's kickstart_coeff, and
+    for the parameter heads at least ``ppo.kickstart_params_floor``, so that the student can leave the teacher's
+    choice of action while it keeps the teacher's way of doing it (where to move, whom to hit)."""
+    return float(kickstart_coeff), max(float(kickstart_coeff), float(params_floor))
 
 
 def primary_class_weights(counts: np.ndarray, power: float, cap: float = MAX_CLASS_WEIGHT) -> np.ndarray:
@@ -68,11 +77,11 @@ class TeacherClassWeights:
         self.counts = np.zeros(N_PRIMARY, np.float64)
 
     def loss(self, nll: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """The loss of `nll` (per step, ``teacher_nll``), `labels` the TEACHER_ACTION column, `mask` the steps that
-        count."""
+        """The loss of `nll` (per step and part, ``teacher_nll``: [..., parts]), one per part, `labels` the
+        TEACHER_ACTION column, `mask` the steps that count."""
         if self.power <= 0:
-            return nll[mask].sum() / mask.sum().clamp_min(1)
+            return nll[mask].sum(0) / mask.sum().clamp_min(1)
         primary = labels[..., ACTION_KEYS.index("primary")].long()
         self.counts += np.bincount(primary[mask].cpu().numpy(), minlength=N_PRIMARY)
         w = torch.as_tensor(primary_class_weights(self.counts, self.power), device=nll.device)[primary] * mask
-        return (w * nll).sum() / w.sum().clamp_min(1e-8)
+        return (w[..., None] * nll).flatten(0, -2).sum(0) / w.sum().clamp_min(1e-8)

@@ -278,6 +278,27 @@ def test_head_entropy_has_the_action_entropy_value_without_its_pull_on_the_prima
     assert torch.allclose(gx_heads, gx_action, atol=1e-12) and gx_heads.abs().sum() > 0
 
 
+def test_the_heads_parts_of_logp_and_kl_add_up_and_count_only_the_read_parameters():
+    """head_logps and head_kls (the kickstart's split, policies/teacher_labels.py) sum to logp and kl; a parameter
+    head's part is 0 where the primary does not read it, and the KL weights it by the probability that it is read."""
+    p, q = tiny_dist(seed=8), tiny_dist(seed=9)
+    for a in (action(0, d=1, u=1, x=1, y=7), action(1, d=2, u=1, x=3, y=5), action(2, d=3, u=0, x=0, y=8)):
+        parts = p.head_logps(a)
+        assert sorted(parts) == sorted(FiveActionDistribution.HEADS)
+        assert sum(parts.values()).item() == pytest.approx(p.logp(a).item(), abs=1e-12)
+        pr = int(a["primary"])
+        assert (parts["unit"].item() == 0.0) == (not READS_UNIT[pr])
+        assert (parts["offsets"].item() == 0.0) == (not READS_OFFSET[pr])
+    kls = p.head_kls(q)
+    assert sum(kls.values()).item() == pytest.approx(p.kl(q).item(), abs=1e-12)
+    assert all(v.item() > 0 for v in kls.values())
+    read = (torch.softmax(p.primary, -1) * READS_OFFSET).sum().item()
+    whole = sum(torch.distributions.kl_divergence(torch.distributions.Categorical(logits=a),
+                                                  torch.distributions.Categorical(logits=b)).item()
+                for a, b in ((p.offset_x, q.offset_x), (p.offset_y, q.offset_y)))
+    assert kls["offsets"].item() == pytest.approx(read * whole, abs=1e-12)
+
+
 def test_kl_is_zero_for_itself_positive_otherwise_and_exact():
     p, q = tiny_dist(seed=5), tiny_dist(seed=6)
     assert p.kl(p).item() == pytest.approx(0.0, abs=1e-12)

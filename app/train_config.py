@@ -67,8 +67,9 @@ PPO_DEFAULTS = {
     "kickstart_class_weight_power": 0.0,
     # the kickstart loss's weight on the parameter heads (delay, target unit, offsets) never goes under this floor
     # while schedules.kickstart_coeff anneals the primary action's (policies/teacher_labels.head_weights): PPO may
-    # leave the teacher's choice of action, not its aim. 0 = the schedule's weight on every head. A kickstarted 1v1
-    # student annealed to 0 lost its offsets head first (README "Learning to win", runs 13, 14)
+    # leave the teacher's choice of action, not its aim. 0 = the schedule's weight on every head. Measured in 1v1
+    # (README "Learning to win", runs 15, 16): at 0.5 the offsets held where an annealed student loses them first
+    # (runs 13, 14), but PPO dropped the attacks and the student fell from 25-54% to 4-27% against scripted_3 on points
     "kickstart_params_floor": 0.0,
     # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
     # parameter head's counted where the sampled primary reads it (policies/action_distribution.py): its gradient also

@@ -438,8 +438,9 @@ def _validate_opponents(given: dict, league: dict, resources: dict) -> dict:
 
 def _validate_init(given: dict, kickstart: dict, resources: dict, params_floor: float) -> dict:
     from policies.agents import AGENTS
+    from policies.teacher_labels import kickstart_on
     init = _check_section("init", given, INIT_DEFAULTS)
-    kickstarting = any(y > 0 for _, y in kickstart["points"]) or params_floor > 0
+    kickstarting = kickstart_on(max(y for _, y in kickstart["points"]), params_floor)  # at any point of the schedule
     agent = isinstance(init["teacher"], str) and init["teacher"] in AGENTS  # an agent teacher, online
     for k in ("checkpoint",) if agent else ("checkpoint", "teacher"):
         if init[k] is not None and (not isinstance(init[k], str) or not os.path.exists(init[k])):

@@ -22,7 +22,7 @@ from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from app.game.constants import TICKS_PER_SECOND
-from policies.teacher_labels import head_weights
+from policies.teacher_labels import kickstart_on
 
 SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share")
 ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share"}  # value -> env method
@@ -106,8 +106,7 @@ def _set_runner_values(vals: dict, learner_config: dict):
     kickstart loss is on: its schedule, or the floor of its weight on the parameter heads, ppo.kickstart_params_floor,
     above 0); `learner_config`: the algorithm's learner_config_dict."""
     items = [(method, vals[name]) for name, method in ENV_SCHEDULED.items() if name in vals]
-    labels_on = max(head_weights(vals.get("kickstart_coeff", 0.0),
-                                 learner_config.get("kickstart_params_floor", 0.0))) > 0
+    labels_on = kickstart_on(vals.get("kickstart_coeff", 0.0), learner_config.get("kickstart_params_floor", 0.0))
 
     def apply(env_runner):
         if hasattr(env_runner, "set_teacher_labels"):

@@ -50,7 +50,8 @@ from policies.advantages import RunnerValueGAE
 from policies.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
 from policies.learner_threads import ThreadChooser
 from policies.module_ids import MAIN
-from policies.teacher_labels import TEACHER_ACTION, TeacherClassWeights, agent_teacher, head_weights, teacher_nll
+from policies.teacher_labels import (TEACHER_ACTION, TeacherClassWeights, agent_teacher, head_weights, kickstart_on,
+                                     primary_and_params, teacher_nll)
 from policies.win_label import WIN_LABEL
 
 INIT_KEY = "five_init"  # learner_config_dict: the run config's init section (init.teacher: the kickstart teacher)
@@ -264,7 +265,7 @@ class FivePPOLearner(PPOTorchLearner):
     # ---- loss --------------------------------------------------------------------------------------------------------
     def _kickstart_off(self) -> bool:
         """Whether the kickstart loss has no weight on any head this iteration."""
-        return max(head_weights(self._kickstart_coeff, self._kickstart_params_floor)) <= 0
+        return not kickstart_on(self._kickstart_coeff, self._kickstart_params_floor)
 
     def _kickstart_loss(self, primary: torch.Tensor, params: torch.Tensor, module_id) -> torch.Tensor:
         """The kickstart term of the loss from its primary-action and parameter-head parts (KL to the teacher, or
@@ -331,10 +332,8 @@ class FivePPOLearner(PPOTorchLearner):
             with torch.no_grad():
                 teacher_out = self._teacher.forward_train(batch)
             teacher_dist = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
-            parts = teacher_dist.head_kls(dist)
-            primary = masked_mean(parts.pop("primary"))
-            params = masked_mean(sum(parts.values()))
-            total = total + self._kickstart_loss(primary, params, module_id)
+            primary, params = primary_and_params(teacher_dist.head_kls(dist))
+            total = total + self._kickstart_loss(masked_mean(primary), masked_mean(params), module_id)
 
         elif self._teacher_agent is not None and not self._kickstart_off() and TEACHER_ACTION in batch:
             # kickstarting from an agent (policies/teacher_labels.py): the KL from its deterministic policy is the

@@ -46,9 +46,14 @@ def teacher_nll(dist, labels: torch.Tensor) -> torch.Tensor:
     the last axis: [..., 0] the primary action's part, [..., 1] the parameter heads' (delay, unit, offsets), each capped
     at TEACHER_NLL_CAP; `labels`: the TEACHER_ACTION column, [..., len(ACTION_KEYS)]."""
     labels = labels.long()
-    parts = dist.head_logps({k: labels[..., i] for i, k in enumerate(ACTION_KEYS)})
-    primary = parts.pop("primary")
-    return -torch.stack([primary, sum(parts.values())], -1).clamp(min=-TEACHER_NLL_CAP)
+    primary, params = primary_and_params(dist.head_logps({k: labels[..., i] for i, k in enumerate(ACTION_KEYS)}))
+    return -torch.stack([primary, params], -1).clamp(min=-TEACHER_NLL_CAP)
+
+
+def primary_and_params(parts: dict) -> tuple:
+    """A per-head split (FiveActionDistribution.head_logps, head_kls) as the kickstart weighs it: (the primary
+    action's part, the parameter heads' parts summed)."""
+    return parts["primary"], sum(v for k, v in parts.items() if k != "primary")
 
 
 def head_weights(kickstart_coeff: float, params_floor: float) -> tuple[float, float]:
@@ -56,6 +61,12 @@ def head_weights(kickstart_coeff: float, params_floor: float) -> tuple[float, fl
     for the parameter heads at least ``ppo.kickstart_params_floor``, so that the student can leave the teacher's
     choice of action while it keeps the teacher's way of doing it (where to move, whom to hit)."""
     return float(kickstart_coeff), max(float(kickstart_coeff), float(params_floor))
+
+
+def kickstart_on(kickstart_coeff: float, params_floor: float) -> bool:
+    """Whether the kickstart loss weighs any head (``head_weights``): the learner needs the teacher, and the env
+    runners label the student's steps."""
+    return max(head_weights(kickstart_coeff, params_floor)) > 0
 
 
 def primary_class_weights(counts: np.ndarray, power: float, cap: float = MAX_CLASS_WEIGHT) -> np.ndarray:

@@ -3,14 +3,14 @@
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
         [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
 
-An agent is a name of ``policies.agents.AGENTS`` ("scripted", "random", "noop") or the path of a checkpoint (an
+An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop") or the path of a checkpoint (an
 algorithm checkpoint or an RLModule directory; its actions are sampled as in training unless ``--greedy``). The agent
 plays Radiant in even games and Dire in odd ones, in evaluation mode (no randomization), game g with seed
 ``--seed + g``. Prints a line per game and a JSON summary last: wins, draws, losses, the win rate and the points win
 rate (a capped game counts as won by the team with the higher raw return, policies/ratings.game_score), the
 replays and the pages written.
 
-``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (app/env/replay_file.py:
+``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (moba/env/replay_file.py:
 with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game
 seconds; ``--html`` also writes each replay's page (``python -m app.replay``) next to it.
 """
@@ -22,7 +22,7 @@ import os
 import re
 import sys
 
-from app.game.teams import MODE_1V1, MODES, NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
+from moba.game.teams import MODE_1V1, MODES, NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
 
 
 def agent_label(name: str) -> str:
@@ -63,12 +63,12 @@ def parse_args(argv=None):
 def play_games(args, games: list) -> list:
     """Plays the games with the given indices (game g: the agent plays side_of_game(g), seed args.seed + g); returns
     a result dict per game. Each call loads the agents once."""
-    from app.env.moba_env import MobaEnv
-    from app.env.replay_file import ReplayWriter, read_replay
+    from moba.env.moba_env import MobaEnv
+    from moba.env.replay_file import ReplayWriter, read_replay
     from app.replay import page_path, write_page
-    from policies.agents import play_game
-    from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
-    from policies.references import agent_maker
+    from policies.agents.by_name import play_game
+    from policies.league.ratings import LIMIT_POINTS, WIN, game_score, team_margin
+    from policies.league.references import agent_maker
 
     # one torch thread: a forward pass of one team's heroes is too small to share, and with every core busy
     # (training, other workers) a second thread made it 10-50x slower (55 ms a step in a measured game)

@@ -1,18 +1,19 @@
-"""Kickstart CLI (issue 17): the OpenAI Five module cloned from a teacher's games, with DAgger-style relabeling.
+"""Kickstart CLI: the OpenAI Five module cloned from a teacher's games, with DAgger-style relabeling.
 
     python -m app.pretrain --mode 1v1|5v5 --teacher NAME --games N --out PATH [--dagger-rounds K]
         [--dagger-games M] [--epochs E] [--minutes BUDGET] [--seed S] [--model key=value ...]
 
-The teacher is any agent name of ``policies.agents`` (default: the scripted bot). The module is the mode's
+The teacher is any agent name of ``policies.agents.by_name`` (default: the scripted bot). The module is the mode's
 reproduction config's (``MODE_CONFIGS``: its ``model:`` section, ``--model`` overriding keys of FiveModelConfig),
-built as training builds "main" (``app.algorithm.five_module_spec``); the games are played in that config's training
+built as training builds "main" (``training.algorithm.five_module_spec``); the games are played in that config's
+training
 env (its randomizations and reward post-processing; the first-game-length randomization off, since every game here
-is played whole), and the value head learns the returns under its discount. ``policies/kickstart.py`` has the
+is played whole), and the value head learns the returns under its discount. ``policies/pretrain/pipeline.py`` has the
 pipeline (teacher games, cloning, DAgger rounds, held-out agreement, check games) and its defaults.
 
 Progress bars on stderr; at the end the held-out agreement (primary action, all read parameters together, recall per
 primary action), the check games against the teacher and the random agent (sampled actions and greedy) and a JSON
-line last. PATH is an RLModule checkpoint directory (``policies.references.load_module``, ``agent_maker``,
+line last. PATH is an RLModule checkpoint directory (``policies.league.references.load_module``, ``agent_maker``,
 ``scripts/play.py --radiant PATH``, a training config's ``init.checkpoint``) with ``card.json``: the mode, teacher,
 games, steps, timings, agreement figures, play results and the command line.
 """
@@ -26,7 +27,7 @@ import shlex
 import sys
 import time
 
-from app.game.teams import MODE_1V1, MODE_5V5, MODES
+from moba.game.teams import MODE_1V1, MODE_5V5, MODES
 
 MODE_CONFIGS = {MODE_1V1: "tune_configs/hok_1v1.yaml", MODE_5V5: "tune_configs/five_5v5_baseline.yaml"}
 DEFAULT_TEACHER = "scripted"  # the full scripted bot (scripted_3 of the ladder)
@@ -35,11 +36,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def parse_args(argv=None):
-    from policies import imitation as bc
-    from policies import kickstart as ks
+    from policies.pretrain import cloning as bc
+    from policies.pretrain import pipeline as ks
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mode", required=True, help=f"one of {list(MODES)}")
-    p.add_argument("--teacher", default=DEFAULT_TEACHER, help="an agent name of policies.agents (default: scripted)")
+    p.add_argument("--teacher", default=DEFAULT_TEACHER,
+                   help="an agent name of policies.agents.by_name (default: scripted)")
     p.add_argument("--games", required=True, help="teacher games to clone from (>= 1)")
     p.add_argument("--out", required=True, help="the RLModule checkpoint directory to write (new or empty)")
     p.add_argument("--dagger-rounds", default=0, help="DAgger rounds (>= 0; default 0)")
@@ -83,8 +85,8 @@ def _number(args, name: str, kind, low, allowed: str):
 
 def settings_from_args(args) -> dict:
     """The validated options: mode, teacher, out, model overrides and the KickstartSettings fields."""
-    from policies.agents import AGENTS
-    from policies.five_module import FiveModelConfig
+    from policies.agents.by_name import AGENTS
+    from policies.model.five_module import FiveModelConfig
     if args.mode not in MODES:
         raise ValueError(f"--mode: must be one of {list(MODES)}, got {args.mode!r}")
     if args.teacher not in AGENTS:
@@ -128,7 +130,7 @@ def settings_from_args(args) -> dict:
 
 
 def print_agreement(a: dict, title: str, out=sys.stdout):
-    """An agreement dict (policies.imitation.agreement) as text: the totals, then recall per primary action."""
+    """An agreement dict (policies.pretrain.cloning.agreement) as text: the totals, then recall per primary action."""
     print(f"\nagreement on {title} ({a['steps']} hero-steps): primary {a['primary']:.3f}, all read parameters "
           f"{a['all_read']:.3f}, value explained variance {a['value_explained_variance']}", file=out)
     print(f"  {'primary action':24s} {'support':>8s} {'recall':>7s} {'predicted':>9s}", file=out)
@@ -169,7 +171,7 @@ def headline(report: dict) -> dict:
 
 def run_gamma(cfg: dict) -> float:
     """The discount of a run config at its start (the gae_horizon_s schedule's first value)."""
-    from app.train_config import initial_schedule_values
+    from training.run_config import initial_schedule_values
     return initial_schedule_values(cfg)["gamma"]
 
 
@@ -177,7 +179,7 @@ def imitation_env_config(cfg: dict, seed: int) -> dict:
     """The env config of imitation games: the run config's training env (its randomizations and reward
     post-processing; no reward normalization) with the first-game-length randomization off, since every game here
     is played whole."""
-    from app.algorithm import training_env_config
+    from training.algorithm import training_env_config
     return {**training_env_config(cfg), "seed": seed, "normalize_gamma": None, "torch_threads": 1,
             "randomize": {**cfg["env"].get("randomize", {}), "first_game_length": False}}
 
@@ -191,19 +193,19 @@ def main(argv=None) -> int:
         return 2
     import torch
 
-    from app import train_config
-    from app.algorithm import five_module_spec, make_training_env
-    from app.env.compiled import compile_ahead
-    from app.env.moba_env import MobaEnv
-    from app.progress_bar import ProgressBar
-    from callbacks.evaluation import EVAL_ENV_KEYS
-    from policies import kickstart as ks
-    from policies.agents import make_agent
-    from policies.imitation_data import GameWorkers
+    from training import run_config
+    from training.algorithm import five_module_spec, make_training_env
+    from moba.env.compiled import compile_ahead
+    from moba.env.moba_env import MobaEnv
+    from training.progress_bar import ProgressBar
+    from training.evaluation_games import EVAL_ENV_KEYS
+    from policies.pretrain import pipeline as ks
+    from policies.agents.by_name import make_agent
+    from policies.pretrain.games import GameWorkers
 
     t0 = time.time()
     torch.set_num_threads(opts["threads"])
-    cfg = train_config.load(os.path.join(REPO, MODE_CONFIGS[opts["mode"]]))
+    cfg = run_config.load(os.path.join(REPO, MODE_CONFIGS[opts["mode"]]))
     cfg["model"] = {**cfg["model"], **opts["model"]}
     compile_ahead(log=lambda line: print(line, file=sys.stderr, flush=True))
     gamma = run_gamma(cfg)

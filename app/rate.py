@@ -1,18 +1,18 @@
-"""Rate agents by TrueSkill (seeds/003 app. J) and Elo (seeds/004 app. H.4) against a pool of reference agents.
+"""Rate agents by TrueSkill (Five app. J) and Elo (HoK app. H.4) against a pool of reference agents.
 
     python -m app.rate --rate-references --references refs.json [--mode 1v1] [--games 20]
     python -m app.rate --checkpoint PATH [--references refs.json] [--games 40] [--elo] [--csv out.csv]
 
 ``--rate-references`` plays every pair of references (--games per pair, both sides) and writes their ratings into
 the references file, anchored so that the random agent has mu = 0; a missing file starts from the whole reference
-ladder (random, scripted_1, scripted_2, scripted_3: ``policies/ladder.py``). ``--checkpoint`` rates a checkpoint
+ladder (random, scripted_1, scripted_2, scripted_3: ``policies/agents/ladder.py``). ``--checkpoint`` rates a checkpoint
 (an algorithm checkpoint or an RLModule directory): it plays references within 10 points of its current mu, updates
 its TrueSkill after each game with the references held constant, prints a table of mu, sigma and win rate per
 reference, and writes the games and the table as CSV.
 ``--elo`` adds Elo ratings (K = 200) from the same games. ``--time-limit-outcome points`` decides games stopped by
 the time limit by the teams' raw returns instead of counting them as draws; the references file records the rule it
 was rated with, and a version is rated only under the same rule. The file format and the rating itself are
-``policies/references.py``.
+``policies/league/references.py``.
 """
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ import json
 import os
 import sys
 
-from app.game.teams import MODE_1V1, MODES
-from policies import ratings as R
-from policies.references import VersionRater, load_module, load_references, rate_reference_pool, summary_table
+from moba.game.teams import MODE_1V1, MODES
+from policies.league import ratings as R
+from policies.league.references import VersionRater, load_module, load_references, rate_reference_pool, summary_table
 
 DEFAULT_GAMES = 20  # per version (per pair with --rate-references); the paper plays 750 (ratings.PAPER_GAMES...)
 

@@ -1,4 +1,4 @@
-"""Writes a replay (app/env/replay_file.py) as one self-contained HTML page that plays the game in a browser.
+"""Writes a replay (moba/env/replay_file.py) as one self-contained HTML page that plays the game in a browser.
 
     python -m app.replay FILE [--out game.html]
 
@@ -15,7 +15,7 @@ import json
 import os
 import sys
 
-from app.env.replay_file import ReplayError, read_replay
+from moba.env.replay_file import ReplayError, read_replay
 
 VIEWER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "viewer")
 

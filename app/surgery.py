@@ -1,22 +1,23 @@
-"""Model surgery CLI (seeds/003 sec. 3.3, app. B): a run's checkpoint made fit for a new model or env config, its
+"""Model surgery CLI (Five sec. 3.3, app. B): a run's checkpoint made fit for a new model or env config, its
 function kept.
 
     python -m app.surgery --checkpoint CKPT --config NEW.yaml --out NEW_CKPT [--set key=value ...]
                           [--references REFS.json] [--steps 500]
 
-Surgery (policies/surgery.py) applies to everything in the checkpoint that holds weights: every module of the learner
+Surgery (policies/surgery/weights.py) applies to everything in the checkpoint that holds weights: every module of the
+learner
 ("main" and the league's slots), its optimizer state (Adam's moments of new entries start at 0), every league snapshot
 of the opponent pool (written next to the new checkpoint, the pool's paths pointing there, so that past versions keep
 playing against the new layout), and, with ``--references``, the checkpoint references of a TrueSkill pool (written
 to NEW_CKPT/references.json with the surgered modules beside it). The env runners take the learner's weights when a
 run restores the checkpoint. The configs inside the checkpoint (the algorithm's, the modules') are updated, so that
-``policies.references.load_module`` builds the new shape.
+``policies.league.references.load_module`` builds the new shape.
 
 Prints a table of what changed (tensor, old and new shape, op, exact) and the measured max output difference between
 the old and the new "main" on recorded games (every head's logits, the value, the win probability, LSTM state carried
 through the sequences). The new checkpoint is written to a temporary directory beside NEW_CKPT and renamed when
 complete: NEW_CKPT never holds half a checkpoint, and the old checkpoint is never touched. A run continues from it
-with ``init.restore: NEW_CKPT`` (app/train_config.py), which holds the learning rate for ``init.lr_hold_iterations``.
+with ``init.restore: NEW_CKPT`` (training/run_config.py), which holds the learning rate for ``init.lr_hold_iterations``.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from app import train_config
+from training import run_config
 
 SURGERY_FILE = "surgery.json"  # in the new checkpoint: what was done, from what, at which iteration
 REFERENCES_FILE = "references.json"
@@ -64,13 +65,13 @@ def algorithm_config(checkpoint: str) -> dict:
 def checkpoint_shape(checkpoint: str, module=None):
     """The NetworkShape of a checkpoint's "main": from its algorithm config (model and env), or from the module's
     spaces for a module checkpoint."""
-    from policies.module_ids import MAIN
-    from policies.surgery import NetworkShape
+    from policies.model.module_ids import MAIN
+    from policies.surgery.weights import NetworkShape
     try:
         cfg = algorithm_config(checkpoint)
     except ValueError:
         if module is None:
-            from policies.references import load_module
+            from policies.league.references import load_module
             module = load_module(checkpoint)
         return NetworkShape.of_module(module)
     spec = cfg["_rl_module_spec"].rl_module_specs[MAIN]
@@ -120,7 +121,7 @@ def surgery_env_keys(env: dict) -> dict:
     """The env config keys that decide the observation layout (and the new actions)."""
     from dataclasses import fields
 
-    from app.env.config import EnvConfig
+    from moba.env.config import EnvConfig
     cfg = EnvConfig.from_dict({k: v for k, v in env.items() if k in {f.name for f in fields(EnvConfig)}})
     return {"observation_groups": list(cfg.observation_groups),
             "constant_observations": list(cfg.constant_observations), "new_actions": list(cfg.new_actions)}
@@ -133,9 +134,9 @@ def operate_checkpoint(src: str, dst: str, old, new, seed: int = 0, log=print) -
 
     import torch  # noqa: F401  (the snapshots are torch files)
 
-    from callbacks.league_play import load_weights, save_weights
-    from policies.five_learner import LEAGUE_STATE_KEY
-    from policies.surgery import apply, optimizer_state, parameter_names
+    from training.league_play import load_weights, save_weights
+    from policies.learning.five_learner import LEAGUE_STATE_KEY
+    from policies.surgery.weights import apply, optimizer_state, parameter_names
     shutil.copytree(src, dst)
     model = asdict(new.cfg)
     spaces = new.spaces()
@@ -184,8 +185,8 @@ def operate_checkpoint(src: str, dst: str, old, new, seed: int = 0, log=print) -
 def operate_references(path: str, out_dir: str, final_dir: str, new, seed: int = 0) -> tuple[dict, int]:
     """The references file at `path` with every checkpoint reference surgered into `out_dir`/references/<name> (an
     RLModule checkpoint; the file points at `final_dir`, where out_dir ends up). Returns (references, how many)."""
-    from policies.references import CHECKPOINT_KIND, load_module
-    from policies.surgery import apply
+    from policies.league.references import CHECKPOINT_KIND, load_module
+    from policies.surgery.weights import apply
     with open(path) as f:
         refs = json.load(f)
     n = 0
@@ -206,8 +207,8 @@ def operate_references(path: str, out_dir: str, final_dir: str, new, seed: int =
 def measure(old_module, new_module, old, new, steps: int, seed: int = 0) -> dict:
     """Max output difference between the old and the new "main" on one recorded game (all heroes, `steps` steps): the
     old module sees the old layout with the new constant observations fed as constants, the new one the new layout."""
-    from app.env.observation import column_names
-    from policies.output_diff import max_output_diff, record_games
+    from moba.env.observation import column_names
+    from policies.surgery.output_diff import max_output_diff, record_games
     old_cols = column_names(old.observation_groups)
     old_env = {"mode": old.mode, "max_units": old.max_units, "observation_groups": list(old.observation_groups),
                "constant_observations": [c for c in new.constant_observations if c in old_cols]}
@@ -236,14 +237,14 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=0, help="seed of the new random weights and of the recorded game")
     args = p.parse_args(argv)
     try:
-        cfg = train_config.load(args.config, args.set)
+        cfg = run_config.load(args.config, args.set)
         if os.path.exists(args.out):
             raise ValueError(f"--out {args.out!r} exists: surgery writes a new checkpoint, give a new path")
         if args.steps < 2:
             raise ValueError(f"--steps must be >= 2, got {args.steps}")
         if args.references and not os.path.isfile(args.references):
             raise ValueError(f"--references {args.references!r}: no such file (a rated reference pool JSON)")
-        from policies.surgery import NetworkShape, plan
+        from policies.surgery.weights import NetworkShape, plan
         algorithm_config(args.checkpoint)  # a run's checkpoint (optimizer, league): refused otherwise
         old = checkpoint_shape(args.checkpoint)
         new = NetworkShape.of(cfg["model"], cfg["env"])
@@ -253,7 +254,7 @@ def main(argv=None) -> int:
         return 2
     import torch
     torch.set_num_threads(1)
-    from policies.references import load_module
+    from policies.league.references import load_module
     t0 = time.time()
     out = os.path.abspath(args.out)
     parent = os.path.dirname(out)
@@ -296,7 +297,7 @@ def main(argv=None) -> int:
 
 def _repoint_league(staged: str, final: str):
     """The pool's snapshot paths written inside `staged` point at `final` (where it is moved)."""
-    from policies.five_learner import LEAGUE_STATE_KEY
+    from policies.learning.five_learner import LEAGUE_STATE_KEY
     path = os.path.join(staged, LEARNER_STATE)
     learner = _load_pickle(path)
     pool = learner.get(LEAGUE_STATE_KEY)

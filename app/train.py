@@ -6,8 +6,8 @@ Runs on an embedded local Ray, or on the cluster named by RAY_ADDRESS (e.g. thro
 progress line per iteration (iteration, env and agent steps/s, episode return, win rates, schedule values), and
 writes TensorBoard logs and progress.csv (Tune), a compact metrics.csv and checkpoints under
 ``<storage_path>/<name>/``. ``--resume`` continues a stopped run, schedules included. A malformed config fails
-before Ray starts, with a message that names the key. The run config is ``app/train_config.py``, the algorithm it
-builds ``app/algorithm.py``, the progress lines ``app/progress.py``.
+before Ray starts, with a message that names the key. The run config is ``training/run_config.py``, the algorithm it
+builds ``training/algorithm.py``, the progress lines ``training/progress.py``.
 """
 from __future__ import annotations
 
@@ -18,14 +18,14 @@ import os
 import sys
 import time
 
-from app import ray_output
+from training import ray_output
 
 ray_output.quiet_ray_env()  # before anything imports Ray: it reads some of these settings at import
 
-from app import cluster_checks, train_config  # noqa: E402
-from app.algorithm import ENV_NAME, build_algo_config, make_training_env, param_space  # noqa: E402
-from app.progress import ProgressCallback, progress_row  # noqa: E402
-from callbacks import run_storage  # noqa: E402
+from training import cluster_checks, run_config, run_storage  # noqa: E402
+from training.algorithm import ENV_NAME, build_algo_config, make_training_env, param_space  # noqa: E402
+from training.progress import ProgressCallback, progress_row  # noqa: E402
+from callbacks import run_callbacks  # noqa: E402
 
 
 def local_num_cpus(resources: dict) -> int:
@@ -64,7 +64,7 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     try:
-        cfg = train_config.load(args.config, args.set)
+        cfg = run_config.load(args.config, args.set)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -74,11 +74,11 @@ def main(argv=None) -> int:
     from ray.rllib.algorithms.ppo import PPO
     from ray.tune.registry import register_env
 
-    from app.env.compiled import compile_ahead
+    from moba.env.compiled import compile_ahead
     torch.set_num_threads(cfg["resources"]["torch_threads"])
     storage = cfg["storage_path"] = run_storage.absolute(cfg["storage_path"])  # a job runs in a copy of the directory
     address = os.environ.get("RAY_ADDRESS")
-    try:  # the cluster boundary, before anything starts (app/cluster_checks.py)
+    try:  # the cluster boundary, before anything starts (training/cluster_checks.py)
         cluster_checks.check_storage(storage)
         if address and not ray.is_initialized():
             cluster_checks.check_ray_address(address)
@@ -111,7 +111,7 @@ def main(argv=None) -> int:
                  runtime_env=ray_output.worker_runtime_env())
     register_env(ENV_NAME, make_training_env)
     save_experiment_state_at_every_checkpoint()
-    algo_config = build_algo_config(cfg)
+    algo_config = build_algo_config(cfg, run_callbacks())
     try:
         cluster_checks.check_resources(PPO.default_resource_request(algo_config).required_resources,
                                        ray.cluster_resources(), cfg["resources"])
@@ -120,10 +120,10 @@ def main(argv=None) -> int:
         return 2
     stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
             for k, v in cfg["stop"].items()}
-    train_config.RunStopper.current = stop  # also what a resumed run stops at
+    run_config.RunStopper.current = stop  # also what a resumed run stops at
     ck = cfg["checkpoint"]
-    run_config = tune.RunConfig(
-        name=cfg["name"], storage_path=storage, stop=train_config.RunStopper(stop), verbose=0,
+    tune_run_config = tune.RunConfig(
+        name=cfg["name"], storage_path=storage, stop=run_config.RunStopper(stop), verbose=0,
         callbacks=[ProgressCallback(run_dir)],
         checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=ck["frequency"], num_to_keep=ck["num_to_keep"],
                                                 checkpoint_at_end=ck["at_end"]))
@@ -139,7 +139,7 @@ def main(argv=None) -> int:
         import yaml
         run_storage.write_bytes(run_storage.join(run_dir, "run_config.yaml"),
                                 yaml.safe_dump(cfg, sort_keys=False).encode())
-        tuner = tune.Tuner(PPO, param_space=param_space(cfg, algo_config), run_config=run_config)
+        tuner = tune.Tuner(PPO, param_space=param_space(cfg, algo_config), run_config=tune_run_config)
     print(f"{'resuming' if args.resume else 'training'} {cfg['name']!r}: progress lines below; metrics.csv, "
           f"checkpoints and TensorBoard files in {run_dir} (tensorboard --logdir {run_dir})", flush=True)
     results = tuner.fit()

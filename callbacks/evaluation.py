@@ -1,9 +1,10 @@
 """In-training evaluation: every N iterations the current "main" plays games against reference agents (the random
 agent, the scripted bot) on both sides, with the training randomization off; the win rates land in
 ``result["evaluation_games"]`` (and so in progress.csv and TensorBoard). Every ``replay_every``-th evaluation game of
-the run (counted over all evaluations) is written as a replay to ``<trial dir>/replays/`` (app/env/replay_file.py;
+the run (counted over all evaluations) is written as a replay to ``<trial dir>/replays/`` (moba/env/replay_file.py;
 ``python -m app.replay`` plays it, ``scripts/report.py`` links it).
 """
+
 from __future__ import annotations
 
 import os
@@ -11,80 +12,12 @@ import time
 
 from ray.rllib.utils.annotations import override
 
-from app.env.moba_env import MobaEnv
-from app.env.replay_file import ReplayWriter
-from app.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
-from policies import agents
-from policies.module_agent import ModuleAgent
-from policies.module_ids import MAIN
-from policies.ratings import LIMIT_POINTS, WIN, game_score, team_margin
-from callbacks import run_storage
+from policies.model.module_ids import MAIN
+from training import run_storage
+from training.evaluation_games import EVAL_KEY, REPLAY_DIR, SEED_STRIDE, evaluate_module, replay_paths
 from callbacks.trial_files import TrialFilesCallback
 
-EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
-# the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
-EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset", "evaluation_jitter",
-                 "observation_groups", "constant_observations")  # the last two: the observation layout (surgery)
-SEED_STRIDE = 1000  # the evaluation after iteration i plays games with seeds SEED_STRIDE * i + g
-REPLAY_DIR = "replays"  # in the trial directory
-AGENT_NAME = "main"  # the module's name in the replays' headers
 
-
-def evaluate_module(module, env_config: dict, opponents, games: int, seed: int = 0, explore: bool = True,
-                    replays=None) -> dict:
-    """Plays `games` games of the module (actions sampled as in training, or the most likely ones with
-    explore=False) against each opponent agent name, alternating sides; `replays(opponent, game)`, if given, is the
-    path to write that game's replay to, or None. Per opponent:
-    win and draw rates, game minutes, the reward margin (the module team's summed raw reward minus the opponent's,
-    per game), the points win rate (games won outright, or drawn at the time limit with the higher raw return: capped
-    games are rarely won outright by a young policy) and the buildings (towers, barracks, shrines) each side
-    destroyed per game: the margin, points and buildings show progress long before games are won."""
-    env = MobaEnv({**env_config, "evaluation": True})
-    out = {}
-    for name in opponents:
-        wins = draws = points = 0
-        minutes = margin = buildings = lost = 0.0
-        for g in range(games):
-            me, other = ModuleAgent(module, explore=explore), agents.make_agent(name, seed + g)
-            side = side_of_game(g)
-            enemy = enemy_side(side)
-            replay = replays and replays(name, g)
-            writer = replay and ReplayWriter(replay, {side: AGENT_NAME, enemy: name}, seed + g,
-                                             players={side: me, enemy: other})
-            s = agents.play_game(env, *((me, other) if side == TEAM_NAMES[0] else (other, me)), seed=seed + g,
-                                 on_step=writer.on_step if writer else None)
-            wins += s["winner"] == side
-            draws += s["winner"] == NO_WINNER
-            minutes += s["game_time_s"] / 60.0
-            game_margin = team_margin(side, s["raw_return"])
-            margin += game_margin
-            points += game_score(side, s["winner"], game_margin, LIMIT_POINTS) == WIN
-            buildings += _buildings(s["destroyed_by"][side])
-            lost += _buildings(s["destroyed_by"][enemy])
-        out[f"win_rate_vs_{name}"] = wins / games
-        out[f"draw_rate_vs_{name}"] = draws / games
-        out[f"points_win_rate_vs_{name}"] = points / games
-        out[f"game_minutes_vs_{name}"] = minutes / games
-        out[f"reward_margin_vs_{name}"] = margin / games
-        out[f"buildings_vs_{name}"] = buildings / games
-        out[f"buildings_lost_vs_{name}"] = lost / games
-    return out
-
-
-def _buildings(stats: dict) -> int:
-    return stats["towers"] + stats["barracks"] + stats["shrines"]
-
-
-def replay_paths(directory: str, iteration: int, evaluation: int, opponents, games: int, every: int):
-    """`replays(opponent, game)` for evaluate_module: a path in `directory` for every `every`-th game of the run,
-    counting the games of the evaluations before this one (the `evaluation`-th, from 0) first; None otherwise."""
-    def path(opponent: str, game: int):
-        number = (evaluation * len(opponents) + list(opponents).index(opponent)) * games + game
-        if not every or number % every:
-            return None
-        os.makedirs(directory, exist_ok=True)
-        return os.path.join(directory, f"iter{iteration:06d}_vs_{opponent}_game{game}.jsonl")
-    return path
 
 
 class EvaluationCallback(TrialFilesCallback):
@@ -116,3 +49,4 @@ class EvaluationCallback(TrialFilesCallback):
             run_storage.upload_file(path, run_storage.join(target, os.path.basename(path)))
         res["wall_s"] = time.time() - t
         result["evaluation_games"] = res
+

@@ -2,7 +2,7 @@
 ``python -m app.pretrain``, or a run's checkpoint) instead of random ones, its observation statistics included.
 ``init.restore``: from a whole algorithm checkpoint, typically written by model surgery (``python -m app.surgery``):
 weights, optimizer state, league pool, curriculum and iteration, with the learning rate held at ``init.lr_hold_lr``
-for ``init.lr_hold_iterations`` iterations after the restored one (seeds/003 app. B, "Smooth Training Restart").
+for ``init.lr_hold_iterations`` iterations after the restored one (Five app. B, "Smooth Training Restart").
 Applied when the algorithm is built; a restored checkpoint (``--resume``) overwrites it afterwards, as it should."""
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
 
-from callbacks.schedules import LR_HOLD_KEY
-from policies.five_learner import INIT_KEY
-from policies.module_ids import MAIN
+from policies.learning.five_learner import INIT_KEY
+from policies.model.module_ids import MAIN
+from training.schedules import LR_HOLD_KEY
 
 
 def check_same_layout(path: str, state: dict, expected: dict) -> None:
@@ -31,7 +31,7 @@ class InitWeightsCallback(RLlibCallback):
         path = (algorithm.config.learner_config_dict.get(INIT_KEY) or {}).get("checkpoint")
         if not path:
             return
-        from policies.references import load_module
+        from policies.league.references import load_module
         state = load_module(path).get_state()
         expected = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         check_same_layout(path, state, expected)

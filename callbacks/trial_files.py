@@ -4,7 +4,7 @@ grows its metrics.csv).
 
 The files go to the trial's directory in Tune's storage, next to progress.csv and the checkpoints, so that they
 survive the Ray session and ``--resume`` finds them. The storage is a local (or mounted) path, or a URI that every
-node reaches (callbacks/run_storage.py): the run's storage path travels in ``config.learner_config_dict`` under
+node reaches (training/run_storage.py): the run's storage path travels in ``config.learner_config_dict`` under
 ``STORAGE_KEY``, and a URI there makes the trial directory a URI. Under Tune, ``Algorithm.logdir`` is a working
 directory inside the Ray session's temporary files (not synced by default), so it is only the fallback, for an
 Algorithm built outside Tune.
@@ -14,77 +14,20 @@ checkpoint of iteration k has written rows of later iterations that the resumed 
 checkpoint of iteration k drops every row of an iteration after k (``drop_rows_after``; trueskill.csv: of a rated
 version after k): each file then holds what the checkpoint's run had written up to it, once.
 """
+
 from __future__ import annotations
 
-import csv
-import io
 import os
 import posixpath
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
 
-from callbacks import run_storage
-
-STORAGE_KEY = "five_storage"  # the run's storage path (a local path or a URI) in config.learner_config_dict
-ITERATION = "iteration"
-
-
-_HEADERS_CHECKED: set[str] = set()  # the CSVs this process has appended to, their header matched to the columns
+from training import run_storage
+from training.csv_files import drop_rows_after
+from training.run_storage import STORAGE_KEY
 
 
-def append_csv_rows(location: str, columns, rows) -> None:
-    """Appends dict rows to a CSV (header written when the file is new; keys outside `columns` are an error).
-    A CSV written by an older version with other columns (a run resumed after an upgrade) is first rewritten with
-    `columns`, its rows' values kept under their names (a column it lacked is left empty, one no longer written is
-    dropped)."""
-    columns = list(columns)
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns)
-    new = not run_storage.exists(location)
-    if new:
-        w.writeheader()
-    w.writerows(rows)  # a key outside the columns fails here, before the file is touched
-    if not new and location not in _HEADERS_CHECKED:
-        old_columns, old_rows = _read(location)
-        if old_columns != columns:
-            _write_rows(location, columns, old_rows, extrasaction="ignore")
-    _HEADERS_CHECKED.add(location)
-    run_storage.append_text(location, buf.getvalue())
-
-
-def _write_rows(location: str, columns: list, rows: list, extrasaction: str = "raise") -> None:
-    """Writes the CSV anew: the header of `columns`, then the rows (a key outside `columns` is an error, or left out
-    with extrasaction "ignore")."""
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=columns, extrasaction=extrasaction)
-    w.writeheader()
-    w.writerows(rows)
-    run_storage.write_bytes(location, buf.getvalue().encode())
-
-
-def _read(location: str) -> tuple[list[str], list[dict]]:
-    if not run_storage.exists(location):
-        return [], []
-    reader = csv.DictReader(io.StringIO(run_storage.read_bytes(location).decode()))
-    rows = list(reader)
-    return list(reader.fieldnames or []), rows
-
-
-def read_csv_rows(location: str) -> list[dict]:
-    """The rows of a CSV as dicts of strings ([] when there is no file yet)."""
-    return _read(location)[1]
-
-
-def drop_rows_after(location: str, iteration: int, where: dict | None = None) -> int:
-    """The resume rule: drops the rows whose "iteration" is above `iteration` (only those matching `where`, a dict
-    of column values, when given); returns how many were dropped."""
-    columns, rows = _read(location)
-    keep = [r for r in rows if not (all(r.get(k) == v for k, v in (where or {}).items())
-                                    and r.get(ITERATION) not in (None, "") and float(r[ITERATION]) > iteration)]
-    if len(keep) < len(rows):
-        _write_rows(location, columns, keep)
-    return len(rows) - len(keep)
 
 
 class TrialFilesCallback(RLlibCallback):
@@ -114,3 +57,4 @@ class TrialFilesCallback(RLlibCallback):
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         for name in self.CSV_FILES:
             drop_rows_after(self.trial_path(algorithm, name), algorithm.iteration)
+

@@ -1,4 +1,4 @@
-"""TrueSkill of the training agent measured beside training (seeds/003 app. J).
+"""TrueSkill of the training agent measured beside training (Five app. J).
 
 OpenAI Five rated every version of its agent while it trained: the version plays reference agents within 10
 TrueSkill points of its current mu, its rating is updated after each game with the references held constant, and a
@@ -15,7 +15,7 @@ actor beside training:
 - ``TrueSkillCallback`` submits the "main" weights every N iterations, reports finished ratings in
   ``result["trueskill"]`` and appends them to ``<trial dir>/trueskill.csv`` (the input of scripts/speedup.py).
 
-The settings (the ``trueskill:`` section of a run config, app/train_config.py) travel in
+The settings (the ``trueskill:`` section of a run config, training/run_config.py) travel in
 ``config.learner_config_dict["five_trueskill"]``::
 
     {"every": 5, "games": 20, "time_limit_s": 0.0, "time_limit_outcome": "draw", "cpu_share": 0.1, "explore": True,
@@ -36,14 +36,15 @@ import time
 import ray
 from ray.rllib.utils.annotations import override
 
-from callbacks.trial_files import TrialFilesCallback, append_csv_rows, read_csv_rows
-from policies.module_ids import MAIN
-from policies.ratings import DEFAULT_TIME_LIMIT_OUTCOME
-from policies.references import VersionRater, reference_ratings, references_outcome_rule
+from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME
+from policies.league.references import VersionRater, reference_ratings, references_outcome_rule
+from policies.model.module_ids import MAIN
+from training.algorithm import TRUESKILL_KEY
+from training.csv_files import append_csv_rows, read_csv_rows
+from callbacks.trial_files import TrialFilesCallback
 
 logger = logging.getLogger(__name__)
 
-TRUESKILL_KEY = "five_trueskill"  # where the settings travel inside config.learner_config_dict
 RATER_NICENESS = 19  # the lowest CPU priority: the games only take CPU that training leaves idle
 SEED_STRIDE = 1000  # version v plays games with seeds SEED_STRIDE * v + g
 POLL_WAIT_S = 0.05  # the most the driver waits for the actor to answer a poll; a late answer is read next iteration

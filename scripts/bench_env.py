@@ -36,8 +36,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from app.game.teams import MODES, n_heroes  # noqa: E402
-from policies.scripted import PredrawnRandomActions  # noqa: E402
+from moba.game.teams import MODES, n_heroes  # noqa: E402
+from policies.agents.scripted import PredrawnRandomActions  # noqa: E402
 
 TARGETS = {"5v5_env_decisions_per_s": 4000.0, "5v5_engine_decisions_per_s": 10000.0}
 
@@ -74,11 +74,11 @@ class RandomEngineOrders:
         self.i = 0
 
     def __call__(self, game) -> np.ndarray:
-        from app.game.abilities import TT_POINT, TT_WARD
-        from app.game.constants import UT_FOUNTAIN
-        from app.game.state import (F_X, F_Y, H_UNIT, I_ALIVE, I_TEAM, I_TYPE, I_USED, NP, OK_ABILITY, OK_ATTACK,
+        from moba.game.abilities import TT_POINT, TT_WARD
+        from moba.game.constants import UT_FOUNTAIN
+        from moba.game.state import (F_X, F_Y, H_UNIT, I_ALIVE, I_TEAM, I_TYPE, I_USED, NP, OK_ABILITY, OK_ATTACK,
                                     OK_MOVE, P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
-        from app.game.tables import A_TT
+        from moba.game.tables import A_TT
         s = game.s
         i = self.i % self.kind.shape[0]
         self.i += 1
@@ -115,7 +115,7 @@ class RandomEngineOrders:
 
 
 def bench_engine(mode: str, steps: int, warmup: int, seed: int) -> dict:
-    from app.game.engine import Game, GameSetup
+    from moba.game.engine import Game, GameSetup
     rng = np.random.default_rng(seed)
     agent = RandomEngineOrders(n_heroes(mode), 4096, rng)
 
@@ -150,7 +150,7 @@ def bench_engine(mode: str, steps: int, warmup: int, seed: int) -> dict:
 
 # ---- engine + observations -------------------------------------------------------------------------------------------
 def bench_env(mode: str, steps: int, warmup: int, seed: int) -> dict:
-    from app.env.moba_env import MobaEnv
+    from moba.env.moba_env import MobaEnv
     env = MobaEnv({"mode": mode, "seed": seed})
     rng = np.random.default_rng(seed + 1)
     agent = PredrawnRandomActions(env.possible_agents, env.cfg.max_units, 4096, rng)
@@ -194,8 +194,8 @@ def main(argv=None) -> int:
         ap.error("--steps must be >= 1 and --warmup >= 0")
     pinned = pin_one_core()
     t_import = time.perf_counter()
-    import app.env.moba_env  # noqa: F401
-    from app.game.constants import DEFAULT_FRAMESKIP, TICKS_PER_SECOND  # noqa: F401  (imports numba kernels)
+    import moba.env.moba_env  # noqa: F401
+    from moba.game.constants import DEFAULT_FRAMESKIP, TICKS_PER_SECOND  # noqa: F401  (imports numba kernels)
     t_import = time.perf_counter() - t_import
 
     print(f"bench_env: python {platform.python_version()}, {platform.machine()}, {pinned}, "

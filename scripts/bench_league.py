@@ -1,4 +1,4 @@
-"""League scaling benchmark (seeds/003 app. N; callbacks/league_play.py): env runner memory and time per training
+"""League scaling benchmark (Five app. N; callbacks/league_play.py): env runner memory and time per training
 iteration with opponent pools of 10, 100 and 1,000 past versions. Both must stay flat, because a runner only ever
 holds its few opponent slots, whatever the pool's size.
 
@@ -35,9 +35,10 @@ def fill_pool(algo, n: int, folder: str, rng):
     """n distinct versions on disk, random qualities."""
     import numpy as np
 
-    from callbacks.league_play import push_table, save_weights
-    from policies.league import OpponentPool
-    from policies.module_ids import MAIN
+    from training.league_play import save_weights
+    from callbacks.league_play import push_table
+    from policies.league.pool import OpponentPool
+    from policies.model.module_ids import MAIN
     base = algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
     pool = OpponentPool(past_fraction=algo._five_pool.past_fraction, snapshot_every=10 ** 9)
     for i in range(n):
@@ -54,14 +55,15 @@ def run_pool(n: int, args, folder: str) -> dict:
     import numpy as np
     from ray.tune.registry import register_env
 
-    from app import train_config
-    from app.algorithm import ENV_NAME, build_algo_config, make_training_env
-    cfg = train_config.load(SMOKE, [f"env.time_limit_s={args.game_seconds}", "league.enabled=true",
+    from training import run_config
+    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from callbacks import run_callbacks
+    cfg = run_config.load(SMOKE, [f"env.time_limit_s={args.game_seconds}", "league.enabled=true",
                                     f"league.past_fraction={args.past_fraction}", "evaluation.interval=0",
                                     "resources.num_env_runners=1", f"resources.num_envs_per_env_runner={args.envs}",
                                     f"ppo.train_batch_size={args.batch}", f"ppo.minibatch_size={args.batch}"])
     register_env(ENV_NAME, make_training_env)
-    algo = build_algo_config(cfg).build_algo()
+    algo = build_algo_config(cfg, run_callbacks()).build_algo()
     try:
         fill_pool(algo, n, os.path.join(folder, f"pool_{n}"), np.random.default_rng(n))
         algo.train()  # warm-up: first loads, allocator growth

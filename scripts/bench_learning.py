@@ -1,4 +1,4 @@
-"""Learning benchmark (issue 17): trains for a wall-time budget on this machine, from scratch or kickstarted, and
+"""Learning benchmark: trains for a wall-time budget on this machine, from scratch or kickstarted, and
 reports when the agent first beat each level of the reference ladder, then evaluates the final agent independently.
 
     python scripts/bench_learning.py [--minutes 60] [--config tune_configs/hok_1v1.yaml] [--kickstart]
@@ -36,7 +36,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-GOAL_WIN_RATE = 0.8  # issue 17: >= 80% wins ...
+GOAL_WIN_RATE = 0.8  # a level is reached at >= 80% wins ...
 GOAL_MIN_GAMES = 20  # ... over >= 20 games
 STOP_MARGIN_S = 30  # training stops this long before the budget's end (the last iteration and checkpoint)
 FINAL_SEED = 1_000_000  # the final evaluation's seeds start here (training seeds are small)
@@ -77,8 +77,8 @@ def first_reached(rows: list, wall_of_iteration: dict) -> dict:
 
 def curve_levels(cfg: dict) -> list:
     """The levels the curve reports, weakest first: the reference ladder's and any other level of the run's
-    curriculum (the warm-up levels, policies/ladder.py; other agents after them)."""
-    from policies.ladder import LADDER, WARMUP_LADDER
+    curriculum (the warm-up levels, policies/agents/ladder.py; other agents after them)."""
+    from policies.agents.ladder import LADDER, WARMUP_LADDER
     order = {n: i for i, n in enumerate(WARMUP_LADDER)}
     return sorted(dict.fromkeys([*LADDER, *cfg["opponents"]["curriculum"]["ladder"]]),
                   key=lambda n: order.get(n, len(order)))
@@ -132,15 +132,16 @@ def main(argv=None):
     p.add_argument("--greedy", action="store_true", help="final games with the most likely actions")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args(argv)
-    from app import train, train_config
-    from policies.ladder import LADDER
+    from app import train
+    from training import run_config
+    from policies.agents.ladder import LADDER
 
     t0 = time.time()
     if args.kickstart and args.kickstart_from:
         p.error("--kickstart and --kickstart-from: give one of them")
     # the run's name, mode and storage; a kickstart loss's teacher (the pretrained clone) does not exist yet
     kickstarted = args.kickstart or args.kickstart_from
-    cfg0 = train_config.load(args.config, args.set + (["schedules.kickstart_coeff=0"] if kickstarted else []))
+    cfg0 = run_config.load(args.config, args.set + (["schedules.kickstart_coeff=0"] if kickstarted else []))
     mode = cfg0["env"].get("mode", "1v1")
     name = f"{cfg0['name']}_bench_{time.strftime('%Y%m%d_%H%M%S')}"
     sets = list(args.set) + [f"name={name}"]
@@ -171,7 +172,7 @@ def main(argv=None):
     deadline = t0 + args.minutes * 60 - STOP_MARGIN_S
     sets.append(f"stop={{timestamp: {max(deadline, time.time() + 60):.0f}}}")
     rc = train.main(["--config", args.config] + sum((["--set", s] for s in sets), []))
-    cfg = train_config.load(args.config, sets)
+    cfg = run_config.load(args.config, sets)
     run_dir = os.path.join(os.path.abspath(cfg["storage_path"]), cfg["name"])
     train_minutes = round((time.time() - t0) / 60, 2)
 

@@ -39,8 +39,8 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from app.game.teams import MODES  # noqa: E402
-from policies.scripted import PredrawnRandomActions  # noqa: E402
+from moba.game.teams import MODES  # noqa: E402
+from policies.agents.scripted import PredrawnRandomActions  # noqa: E402
 
 TARGET_RATIO = 0.5  # remote throughput at 16 concurrent games / local throughput
 
@@ -159,8 +159,8 @@ def main(argv=None) -> int:
         os.sched_setaffinity(0, {client_cpu})
         pin_note = f"server on cpu {server_cpu}, client and local env on cpu {client_cpu}"
 
-    from app.env.moba_env import MobaEnv
-    from app.server.remote_env import RemoteMobaEnv
+    from moba.env.moba_env import MobaEnv
+    from moba.server.remote_env import RemoteMobaEnv
     print(f"bench_server: python {platform.python_version()}, {platform.machine()}, {len(cpus)} cpus, {pin_note}, "
           f"mode {args.mode}", flush=True)
 

@@ -36,8 +36,8 @@ PATHS = ("batched", "classic")
 
 
 def load(path: str, sets: list, *extra: str) -> dict:
-    from app import train_config
-    return train_config.load(path, list(sets) + ["evaluation.interval=0", *extra])
+    from training import run_config
+    return run_config.load(path, list(sets) + ["evaluation.interval=0", *extra])
 
 
 def measure_sampling(cfg: dict, rounds: int) -> dict:
@@ -46,10 +46,11 @@ def measure_sampling(cfg: dict, rounds: int) -> dict:
     import torch
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 
-    from app.algorithm import build_algo_config
-    from app.batched_env_runner import BatchedEnvRunner
+    from training.algorithm import build_algo_config
+    from callbacks import run_callbacks
+    from training.batched_env_runner import BatchedEnvRunner
     torch.set_num_threads(1)
-    algo_config = build_algo_config(cfg).env_runners(num_env_runners=0)
+    algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0)
     runners = {"batched": BatchedEnvRunner(config=algo_config), "classic": MultiAgentEnvRunner(config=algo_config)}
     heroes = len(runners["batched"].env.envs[0].unwrapped.possible_agents)
     seconds = {k: [] for k in runners}
@@ -70,9 +71,10 @@ def measure_sampling(cfg: dict, rounds: int) -> dict:
 
 def measure_learner(cfg: dict) -> dict:
     """Learner rows/s on one iteration's batch from the batched runner."""
-    from app.algorithm import build_algo_config, make_training_env
-    from app.batched_env_runner import BatchedEnvRunner
-    algo_config = build_algo_config(cfg).env_runners(num_env_runners=0)
+    from training.algorithm import build_algo_config, make_training_env
+    from callbacks import run_callbacks
+    from training.batched_env_runner import BatchedEnvRunner
+    algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0)
     runner = BatchedEnvRunner(config=algo_config)
     episodes = runner.sample(num_timesteps=cfg["ppo"]["train_batch_size"], explore=True)
     rows = sum(len(e) for e in episodes)
@@ -91,8 +93,9 @@ def measure_learner(cfg: dict) -> dict:
 
 def measure_training(cfg: dict, iterations: int) -> dict:
     """Agent steps trained per second of wall time over `iterations` iterations after a warm-up one."""
-    from app.algorithm import build_algo_config
-    algo = build_algo_config(cfg).build_algo()
+    from training.algorithm import build_algo_config
+    from callbacks import run_callbacks
+    algo = build_algo_config(cfg, run_callbacks()).build_algo()
     try:
         algo.train()  # warm-up: compilation, first episodes
         agent_steps = env_steps = 0
@@ -122,8 +125,8 @@ def main(argv=None):
     import ray
     from ray.tune.registry import register_env
 
-    from app.algorithm import ENV_NAME, make_training_env
-    from app.env.config import EnvConfig
+    from training.algorithm import ENV_NAME, make_training_env
+    from moba.env.config import EnvConfig
     ray.init(num_cpus=2 if args.only is None else None, include_dashboard=False)
     register_env(ENV_NAME, make_training_env)
     out, details = {}, {}

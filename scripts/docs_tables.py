@@ -4,8 +4,8 @@
     python scripts/docs_tables.py --check   # exits 1 (naming the files) when the docs differ from the code
 
 Each doc keeps its prose; the tables sit between ``<!-- generated: NAME -->`` and ``<!-- end generated -->`` lines
-and are rebuilt from the tables of ``app/env/observation.py``, ``app/env/actions.py``, ``app/game/abilities.py`` and
-``app/env/rewards.py``, so that the documentation cannot drift from the code (the test suite runs ``--check``).
+and are rebuilt from the tables of ``moba/env/observation.py``, ``moba/env/actions.py``, ``moba/game/abilities.py`` and
+``moba/env/rewards.py``, so that the documentation cannot drift from the code (the test suite runs ``--check``).
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def markdown_table(header, rows) -> str:
 
 def feature_table(table, prefix: str) -> str:
     """index, constant, name, unit, source of every row of an observation feature table."""
-    from app.env import observation as O
+    from moba.env import observation as O
     rows = []
     for i, (name, unit, source) in enumerate(table):
         constant = f"{prefix}{name.upper()}"
@@ -39,7 +39,7 @@ def feature_table(table, prefix: str) -> str:
 
 
 def observation_blocks() -> dict:
-    from app.env import observation as O
+    from moba.env import observation as O
     return {
         "global-features": feature_table(O.GLOBAL_FEATURES, "GLOBAL_"),
         "unit-features": feature_table(O.UNIT_FEATURES, "UNIT_"),
@@ -54,10 +54,10 @@ def observation_blocks() -> dict:
 def action_blocks() -> dict:
     import numpy as np
 
-    from app.env import actions as A
-    from app.game import abilities as AB
-    from app.game.constants import N_DELAYS
-    from app.game.tables import ABILITIES_PER_HERO, tables
+    from moba.env import actions as A
+    from moba.game import abilities as AB
+    from moba.game.constants import N_DELAYS
+    from moba.game.tables import ABILITIES_PER_HERO, tables
     abi, _, item_action_ab, _ = tables()
     sizes = {"primary": A.N_PRIMARY, "delay": N_DELAYS, "target_unit": "max_units", "offset_x": A.N_OFFSETS,
              "offset_y": A.N_OFFSETS}
@@ -78,7 +78,7 @@ def action_blocks() -> dict:
 
 
 def reward_blocks() -> dict:
-    from app.env import rewards as R
+    from moba.env import rewards as R
     presets = sorted(R.REWARD_PRESETS)
     weights = markdown_table(("signal", *(f"`{p}`" for p in presets)), [
         (f"`{s}`", *(f"{R.REWARD_PRESETS[p][s]:g}" for p in presets)) for s in R.SIGNALS])

@@ -3,7 +3,8 @@
     python scripts/play.py --mode 5v5 --radiant scripted --dire random --seed 0 \\
         [--replay FILE] [--time-limit S] [--eval | --train] [--json]
 
-Agents: every name ``policies.agents.make_agent(name, seed)`` knows ("scripted", "random", "noop"), or the path of
+Agents: every name ``policies.agents.by_name.make_agent(name, seed)`` knows ("scripted", "random", "noop"), or the
+path of
 a checkpoint of a trained agent (``--greedy``: it plays its most likely actions; by default it samples them, as in
 training). Each team's agent is given only its own team's agent ids and observations. Radiant's agent is made with
 ``--seed``, Dire's with ``--seed + 1``.
@@ -11,7 +12,7 @@ training). Each team's agent is given only its own team's agent ids and observat
 ``--eval`` (the default) sets the env config ``evaluation: True`` (every randomization off, the default lineup);
 ``--train`` plays with the training randomizations. ``--time-limit`` is in game seconds (0 = the mode's default).
 
-``--replay FILE`` writes the game as a replay (``app/env/replay_file.py``: a header, then a record of every unit,
+``--replay FILE`` writes the game as a replay (``moba/env/replay_file.py``: a header, then a record of every unit,
 the fog, the events and, for a trained agent, its win probability and actions, per game second, or every
 ``--replay-every`` game seconds); ``python -m app.replay FILE`` turns it into a page that plays it in a browser.
 
@@ -31,7 +32,7 @@ import argparse  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
 
-from app.game.teams import MODES, TEAM_NAMES  # noqa: E402
+from moba.game.teams import MODES, TEAM_NAMES  # noqa: E402
 
 PROGRESS_EVERY_S = 60.0
 
@@ -43,8 +44,8 @@ def fmt_time(seconds: float) -> str:
 
 def buildings_left(game) -> dict:
     """Alive towers per team (by team name)."""
-    from app.game.constants import TEAM_NAMES, UT_TOWER
-    from app.game.state import I_ALIVE, I_TEAM, I_TYPE, I_USED
+    from moba.game.constants import TEAM_NAMES, UT_TOWER
+    from moba.game.state import I_ALIVE, I_TEAM, I_TYPE, I_USED
     ui = game.s.ui
     towers = (ui[:, I_USED] == 1) & (ui[:, I_ALIVE] == 1) & (ui[:, I_TYPE] == UT_TOWER)
     return {name: int((towers & (ui[:, I_TEAM] == t)).sum()) for t, name in enumerate(TEAM_NAMES)}
@@ -80,10 +81,10 @@ def print_summary(summary: dict, agents: dict, wall_s: float, steps: int, out=sy
 def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True, time_limit_s: float = 0.0,
          replay_path: str | None = None, progress: bool = True, replay_every_s: float = 1.0,
          explore: bool = True) -> dict:
-    from app.env.moba_env import MobaEnv
-    from app.env.replay_file import ReplayWriter
-    from policies.agents import play_game
-    from policies.references import agent_maker
+    from moba.env.moba_env import MobaEnv
+    from moba.env.replay_file import ReplayWriter
+    from policies.agents.by_name import play_game
+    from policies.league.references import agent_maker
 
     env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s)})
     names = dict(zip(TEAM_NAMES, (radiant, dire)))
@@ -117,8 +118,9 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", default=MODES[0], choices=list(MODES))
-    ap.add_argument("--radiant", default="scripted", help="agent name (policies.agents.AGENTS) or checkpoint path")
-    ap.add_argument("--dire", default="random", help="agent name (policies.agents.AGENTS) or checkpoint path")
+    ap.add_argument("--radiant", default="scripted",
+                    help="agent name (policies.agents.by_name.AGENTS) or checkpoint path")
+    ap.add_argument("--dire", default="random", help="agent name (policies.agents.by_name.AGENTS) or checkpoint path")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--replay", metavar="FILE", help="write the game's replay to FILE (JSON lines)")
     ap.add_argument("--replay-every", type=float, default=1.0, metavar="S",

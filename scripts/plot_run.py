@@ -5,8 +5,8 @@
   iteration (``<run>/metrics.csv``);
 - ``signals.png``: the reward per hero and game minute from each signal of Table 6 (the ``per_min_<signal>`` columns
   of ``metrics.csv``): what the policy is learning to collect, signal by signal;
-- ``trueskill.png``: TrueSkill mu +- sigma per rated version (``<trial>/trueskill.csv``, seeds/003 app. J);
-- ``opponents.png``: the past-opponent distribution, like figure 27 of seeds/003: the sampling probability of every
+- ``trueskill.png``: TrueSkill mu +- sigma per rated version (``<trial>/trueskill.csv``, Five app. J);
+- ``opponents.png``: the past-opponent distribution, like figure 27 of Five: the sampling probability of every
   past version at each iteration, and its quality now (``<trial>/league.csv``, app. N).
 
     python scripts/plot_run.py results/five_5v5_baseline [--out DIR]
@@ -86,7 +86,7 @@ def training_figure(metrics: pd.DataFrame):
     return fig
 
 
-SIGNAL_PREFIX = "per_min_"  # app/progress.py's SIGNAL_RATE_PREFIX (scripts read the CSV, not the training modules)
+SIGNAL_PREFIX = "per_min_"  # training/progress.py's SIGNAL_RATE_PREFIX (scripts read the CSV, not the training modules)
 
 
 def signals_figure(metrics: pd.DataFrame):
@@ -141,7 +141,7 @@ def opponents_figure(league: pd.DataFrame):
     fig.colorbar(im, ax=ax1, label="sampling probability")
     ax1.set_xlabel("training iteration")
     ax1.set_ylabel("past version")
-    ax1.set_title("opponent distribution (seeds/003 fig. 27)", fontsize=9)
+    ax1.set_title("opponent distribution (Five fig. 27)", fontsize=9)
     ax2.bar(last["snapshot_iteration"], last["quality"], width=max(1, last["snapshot_iteration"].diff().min() or 1))
     ax2.set_xlabel("snapshot iteration of the past version")
     ax2.set_ylabel("quality q_i")

@@ -1,4 +1,4 @@
-"""What a checkpoint's policy does, head by head (issue 17): which primary actions it picks and how much of its
+"""What a checkpoint's policy does, head by head: which primary actions it picks and how much of its
 action's entropy each head holds, on its own states. Tells a collapsed policy (always "noop") from a drifted one (a
 move whose offsets are untrained: the offsets' part near 2 ln 9 = 4.4) from a working one.
 
@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from app.game.teams import MODES, TEAM_NAMES, check_mode, enemy_side  # noqa: E402
+from moba.game.teams import MODES, TEAM_NAMES, check_mode, enemy_side  # noqa: E402
 
 SEED = 6_000_000  # seeds of these games: apart from training's, the evaluations' (1,000,000), the cards' (2,000,000)
 TOP_PRIMARIES = 4
@@ -45,11 +45,11 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
     import numpy as np
     import torch
 
-    from app.env.actions import PRIMARY_NAMES
-    from app.env.moba_env import MobaEnv
-    from policies.action_distribution import FiveActionDistribution
-    from policies.agents import make_agent, play_game
-    from policies.module_agent import ModuleAgent
+    from moba.env.actions import PRIMARY_NAMES
+    from moba.env.moba_env import MobaEnv
+    from policies.model.action_distribution import FiveActionDistribution
+    from policies.agents.by_name import make_agent, play_game
+    from policies.agents.module_agent import ModuleAgent
     names = FiveActionDistribution.HEADS
 
     heads, primary, margins = [], [], []
@@ -79,7 +79,7 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from policies.agents import make_agent
+    from policies.agents.by_name import make_agent
     for flag, check in (("--mode", lambda: check_mode(args.mode)), ("--opponent", lambda: make_agent(args.opponent))):
         try:
             check()
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
         return 2
     import torch
 
-    from policies.references import load_module
+    from policies.league.references import load_module
     torch.set_num_threads(1)
     results = {}
     for path in args.checkpoints:

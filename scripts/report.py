@@ -5,7 +5,7 @@
 The page (default ``<run>/report.html``) shows the run at a glance (iterations, steps, time, the latest evaluation
 and TrueSkill), the training curves, the reward per signal, the TrueSkill per version with the reference agents as
 lines (the references of the run's ``trueskill.references``, or ``--references``), the opponent distribution over
-time (seeds/003 fig. 27) and the league table at the last iteration, the TrueSkill table, links to the run's replays
+time (Five fig. 27) and the league table at the last iteration, the TrueSkill table, links to the run's replays
 (each written as a viewer page, ``python -m app.replay``, under ``replays/`` next to the report) and the run's
 config. The figures are those of ``scripts/plot_run.py``, inline: the page is one file, with the replay pages beside
 it. The last line printed is JSON naming what was written.
@@ -108,7 +108,7 @@ def short_trial(name: str) -> str:
 def replay_pages(run_dir: str, out_dir: str) -> list[dict]:
     """Writes a viewer page for every replay of the run (``**/replays/*.jsonl``) under ``out_dir/replays/``; one
     dict per replay: its page (relative to out_dir), agents, result, or the error that kept it from being read."""
-    from app.env.replay_file import ReplayError, read_replay
+    from moba.env.replay_file import ReplayError, read_replay
     from app.replay import write_page
     found = []
     for path in sorted(glob.glob(os.path.join(run_dir, "**", "replays", "*.jsonl"), recursive=True)):

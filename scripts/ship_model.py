@@ -1,4 +1,4 @@
-"""Ships a trained agent: its module weights go to ``models/<name>/`` with a model card (issue 17).
+"""Ships a trained agent: its module weights go to ``models/<name>/`` with a model card.
 
     python scripts/ship_model.py CHECKPOINT --name hok_1v1 [--run-dir results/<run>] [--games 100] \
         [--lower-games 40] [--workers 2] [--notes TEXT] [--bench-log results/<bench>.log]
@@ -80,7 +80,7 @@ def time_limit_words(seconds) -> str:
 
 def card_markdown(card: dict) -> str:
     lines = [f"# {card['name']}", "", f"A {card['mode']} agent of openfive: the OpenAI Five network "
-             f"(policies/five_module.py), trained with PPO on this project's MOBA engine.", "",
+             f"(policies/model/five_module.py), trained with PPO on this project's MOBA engine.", "",
              "## Use it", "", "```bash",
              f"python scripts/play.py --mode {card['mode']} --radiant model:models/{card['name']} --dire scripted "
              f"--replay /tmp/{card['name']}.jsonl && python -m app.replay /tmp/{card['name']}.jsonl",
@@ -126,8 +126,8 @@ def main(argv=None):
     p.add_argument("--bench-log", help="a bench_learning.py log whose final evaluation was of this checkpoint: its "
                                        "win rates go in the card, no games are played")
     args = p.parse_args(argv)
-    from policies.ladder import LADDER
-    from policies.references import load_module
+    from policies.agents.ladder import LADDER
+    from policies.league.references import load_module
     from scripts.bench_learning import FINAL_SEED, TOP_LEVEL, final_evaluation
 
     out = os.path.join(MODELS_DIR, args.name)

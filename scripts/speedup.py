@@ -1,4 +1,4 @@
-"""Speedup of an experiment over a baseline (seeds/003 eq. 2): the number of versions (iterations) the baseline needs
+"""Speedup of an experiment over a baseline (Five eq. 2): the number of versions (iterations) the baseline needs
 to first reach TrueSkill T, divided by the number the experiment needs, for each threshold T.
 
     python scripts/speedup.py BASELINE.csv EXPERIMENT.csv [--thresholds 5 10 20] [--x iteration] [--y trueskill_mu]

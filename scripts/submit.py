@@ -30,8 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
-from app import cluster_checks, train_config  # noqa: E402
-from callbacks import run_storage  # noqa: E402
+from training import cluster_checks, run_config  # noqa: E402
+from training import run_storage  # noqa: E402
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 # not uploaded with the working directory (Ray's limit is 512 MiB; results stay where they are)
@@ -74,7 +74,7 @@ def main(argv=None) -> int:
         return 2
     sets = list(args.set) + ([f"storage_path={args.storage_path}"] if args.storage_path else [])
     try:
-        cfg = train_config.load(os.path.join(ROOT, config), sets)
+        cfg = run_config.load(os.path.join(ROOT, config), sets)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,5 +1,6 @@
 """Model surgery's exactness check: loads a checkpoint's "main" module (or builds a fresh one), applies every exact op
-of policies/surgery.py in turn, each to the result of the one before, and prints the largest difference of any output
+of policies/surgery/weights.py in turn, each to the result of the one before, and prints the largest difference of any
+output
 (every head's logits, the value, the win probability; LSTM state carried through the sequences) between the module
 before and after each op, on the same recorded games (>= 1,000 observations). The last line is JSON:
 {"ops": [...], "max_abs_diff": x, ...}.
@@ -26,7 +27,7 @@ TOLERANCE = 1e-5  # the issue's bound on max |diff| for an exact op
 
 def stages(shape):
     """The chain of (op name, new shape) from `shape`, each op applied to the previous result."""
-    from policies.surgery import WIDTH_KEYS, NetworkShape
+    from policies.surgery.weights import WIDTH_KEYS, NetworkShape
     env = {"mode": shape.mode, "max_units": shape.max_units, "observation_groups": list(shape.observation_groups),
            "constant_observations": list(shape.constant_observations)}
     out = []
@@ -65,14 +66,14 @@ def main(argv=None):
 
     import torch
 
-    from app.env.observation import N_ACTION_IDS
-    from policies.output_diff import max_output_diff, pad_actions, record_games
-    from policies.surgery import NetworkShape, apply
+    from moba.env.observation import N_ACTION_IDS
+    from policies.surgery.output_diff import max_output_diff, pad_actions, record_games
+    from policies.surgery.weights import NetworkShape, apply
     torch.set_num_threads(1)
     t0 = time.time()
     if args.checkpoint:
         from app.surgery import checkpoint_shape
-        from policies.references import load_module
+        from policies.league.references import load_module
         module = load_module(args.checkpoint)
         shape = checkpoint_shape(args.checkpoint, module)
         source = args.checkpoint

@@ -1,4 +1,4 @@
-"""Model surgery in the middle of a run (seeds/003 sec. 3.3, app. B, figure 4): a 1v1 run trains for a while, is
+"""Model surgery in the middle of a run (Five sec. 3.3, app. B, figure 4): a 1v1 run trains for a while, is
 grown (LSTM twice as wide, the scoreboard observation group added) by ``python -m app.surgery``, and continues from
 the grown checkpoint (``init.restore``, the learning rate held at 0 for the first iterations). Prints:
 
@@ -75,21 +75,21 @@ def main(argv=None):
         raise SystemExit(f"--out {args.out!r} exists: give a new directory")
     import yaml
 
-    from app import train_config
+    from training import run_config
     os.makedirs(args.out)
     t_start = time.time()
-    base = train_config.load(args.config, args.set)  # validated here: a bad config fails before any training
+    base = run_config.load(args.config, args.set)  # validated here: a bad config fails before any training
     with open(args.config) as f:
         raw = yaml.safe_load(f) or {}
     for item in args.set:
         k, v = item.split("=", 1)
-        train_config.set_key(raw, k.strip(), train_config._parse_value(v))
+        run_config.set_key(raw, k.strip(), run_config._parse_value(v))
     raw.update(storage_path=os.path.join(args.out, "results"))
     raw["league"] = {**(raw.get("league") or {}), "enabled": True, "snapshot_every": 10}  # snapshots to carry
     raw["checkpoint"] = {"frequency": 0, "at_end": True}
     raw["evaluation"] = {**(raw.get("evaluation") or {}), "interval": 0}  # the paired games below instead
     before_cfg, after_cfg = dict(raw, name="before"), dict(raw, name="after")
-    from policies.five_module import FiveModelConfig
+    from policies.model.five_module import FiveModelConfig
     lstm = FiveModelConfig.from_dict(base["model"]).lstm_size
     after_cfg["model"] = {**(raw.get("model") or {}), "lstm_size": 2 * lstm}
     after_cfg["env"] = {**(raw.get("env") or {}), "observation_groups": ["scoreboard"]}
@@ -117,9 +117,9 @@ def main(argv=None):
     # 4. paired games
     import torch
 
-    from app.env.config import EnvConfig
-    from callbacks.evaluation import EVAL_ENV_KEYS, evaluate_module
-    from policies.references import load_module
+    from moba.env.config import EnvConfig
+    from training.evaluation_games import EVAL_ENV_KEYS, evaluate_module
+    from policies.league.references import load_module
     torch.set_num_threads(1)
     env_before = {k: v for k, v in base["env"].items() if k in EVAL_ENV_KEYS}
     env_after = {**env_before, "observation_groups": ["scoreboard"]}

@@ -1,4 +1,4 @@
-"""How closely a trained agent follows a teacher on its own states (issue 17): where a kickstarted student still
+"""How closely a trained agent follows a teacher on its own states: where a kickstarted student still
 differs from the bot it imitates.
 
     python scripts/teacher_agreement.py CHECKPOINT [--mode 1v1|5v5] [--teacher scripted_3] [--games 4]
@@ -9,7 +9,7 @@ CHECKPOINT is a run's checkpoint, an RLModule checkpoint (``python -m app.pretra
 training, in the mode's training env (``app.pretrain.imitation_env_config``: the games the kickstart's DAgger rounds
 play); the teacher labels every step of the agent's heroes in shadow from the game's start, as the online kickstart
 teacher does (``init.teacher``). Then the agent's most likely action is compared with the teacher's label on those
-states, the LSTM state carried (``policies.imitation.agreement``): the primary action, all the parameters the
+states, the LSTM state carried (``policies.pretrain.cloning.agreement``): the primary action, all the parameters the
 teacher's primary reads together, and recall per primary action (the rare ones, abilities and items, decide fights).
 Prints the games' results, the table, and a JSON line last.
 """
@@ -23,7 +23,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from app.game.teams import MODES  # noqa: E402
+from moba.game.teams import MODES  # noqa: E402
 
 DEFAULT_TEACHER = "scripted_3"
 SEED = 5_000_000  # seeds of these games: apart from training's, the evaluations' (1,000,000) and the cards' (2,000,000)
@@ -44,7 +44,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from policies.agents import AGENTS
+    from policies.agents.by_name import AGENTS
     if args.mode not in MODES:
         print(f"error: --mode: must be one of {list(MODES)}, got {args.mode!r}", file=sys.stderr)
         return 2
@@ -56,20 +56,21 @@ def main(argv=None) -> int:
         return 2
     import torch
 
-    from app import pretrain, train_config
-    from app.algorithm import make_training_env
-    from policies import imitation as bc
-    from policies.agents import make_agent
-    from policies.imitation_data import STUDENT, TEACHER, GameWorkers, GamePlan, return_scale
-    from policies.kickstart import sides, student_results
-    from policies.references import load_module
+    from app import pretrain
+    from training import run_config
+    from training.algorithm import make_training_env
+    from policies.pretrain import cloning as bc
+    from policies.agents.by_name import make_agent
+    from policies.pretrain.games import STUDENT, TEACHER, GameWorkers, GamePlan, return_scale
+    from policies.pretrain.pipeline import sides, student_results
+    from policies.league.references import load_module
     torch.set_num_threads(1)
     try:
         module = load_module(args.checkpoint)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    cfg = train_config.load(os.path.join(pretrain.REPO, pretrain.MODE_CONFIGS[args.mode]))
+    cfg = run_config.load(os.path.join(pretrain.REPO, pretrain.MODE_CONFIGS[args.mode]))
     env_config = pretrain.imitation_env_config(cfg, args.seed)
     env_config["time_limit_s"] = args.time_limit or cfg["evaluation"]["time_limit_s"]
     plans = [GamePlan(args.seed + k, *sides(STUDENT, TEACHER, k), source="agreement")

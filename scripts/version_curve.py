@@ -61,9 +61,9 @@ def main(argv=None):
     import yaml
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from callbacks.evaluation import EVAL_ENV_KEYS, evaluate_module
-    from callbacks.league_play import load_weights
-    from policies.references import load_module
+    from training.evaluation_games import EVAL_ENV_KEYS, evaluate_module
+    from training.league_play import load_weights
+    from policies.league.references import load_module
     torch.set_num_threads(1)
 
     trial = find_trial(args.run)

@@ -6,12 +6,12 @@ reference ladder (``--ladder``).
 
 The agent plays Radiant in even games and Dire in odd ones; training-mode randomization (random lineups, perturbed
 builds and hero state) is on unless --eval is given. Evaluation games differ by seed (the env's evaluation jitter)
-and replay for the same seed. ``--ladder`` plays each level of ``policies/ladder.py`` against the level below it
+and replay for the same seed. ``--ladder`` plays each level of ``policies/agents/ladder.py`` against the level below it
 (scripted_1 vs random, scripted_2 vs scripted_1, scripted_3 vs scripted_2) in evaluation games, and checks that each
 wins at least 75% of them in every mode. A game stopped by the time limit is not won under the default rule
 (``--time-limit-outcome draw``: only a destroyed ancient decides); ``points`` gives it to the team with the higher raw
 return (``policies/ratings.game_score``). Games run in --workers processes. Prints a line per finished game, a table,
-and a JSON line last. The scripted bot's bar (issue 2): at least 95% wins against the random agent over at least 40
+and a JSON line last. The scripted bot's bar: at least 95% wins against the random agent over at least 40
 games in both modes.
 """
 from __future__ import annotations
@@ -26,18 +26,18 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
-from app.game.teams import MODE_1V1, MODE_5V5, MODES, NO_WINNER, TEAM_NAMES  # noqa: E402
-from policies import ratings as R  # noqa: E402
-from policies.ladder import LADDER_TARGET_WIN_RATE, ladder_pairs  # noqa: E402
+from moba.game.teams import MODE_1V1, MODE_5V5, MODES, NO_WINNER, TEAM_NAMES  # noqa: E402
+from policies.league import ratings as R  # noqa: E402
+from policies.agents.ladder import LADDER_TARGET_WIN_RATE, ladder_pairs  # noqa: E402
 
-TARGET_WIN_RATE = 0.95  # the scripted bot against the random agent (issue 2)
+TARGET_WIN_RATE = 0.95  # the scripted bot against the random agent
 
 
 def play_one(mode: str, agent: str, opponent: str, game: int, seed: int, evaluation: bool,
              time_limit_s: float) -> dict:
-    from app.env.moba_env import MobaEnv
-    from app.game.teams import TEAM_NAMES, side_of_game
-    from policies.agents import make_agent, play_game
+    from moba.env.moba_env import MobaEnv
+    from moba.game.teams import TEAM_NAMES, side_of_game
+    from policies.agents.by_name import make_agent, play_game
     env = MobaEnv({"mode": mode, "evaluation": evaluation, "seed": seed, "time_limit_s": time_limit_s})
     a, b = make_agent(agent, seed + 2 * game), make_agent(opponent, seed + 2 * game + 1)
     side = side_of_game(game)

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.env.actions import N_OFFSETS
-from app.env.moba_env import MobaEnv
-from app.game import kernels
-from app.game.constants import MAX_UNITS, UT_CREEP_MELEE, UT_CREEP_RANGED
-from app.game.engine import Game, GameSetup
-from app.game.state import (F_HP, F_MAXHP, F_X, F_Y, GF_NEXT_WAVE, I_ALIVE, I_TEAM, I_TYPE, I_USED, NP, P_ACTIVE, P_ARG,
-                            P_KIND, P_TICK, P_UNIT, P_X, P_Y)
+from moba.env.actions import N_OFFSETS
+from moba.env.moba_env import MobaEnv
+from moba.game import kernels
+from moba.game.constants import MAX_UNITS, UT_CREEP_MELEE, UT_CREEP_RANGED
+from moba.game.engine import Game, GameSetup
+from moba.game.state import (F_HP, F_MAXHP, F_X, F_Y, GF_NEXT_WAVE, I_ALIVE, I_TEAM, I_TYPE, I_USED, NP, P_ACTIVE,
+                             P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
 
 # an open spot (passable, far from every tower of both modes) where scenarios are built
 OPEN_SPOT = (3000.0, 6000.0)

@@ -1,5 +1,5 @@
-"""The OpenAI Five network as it was computed before the throughput work (issue 13), kept as the reference that
-policies/five_module.py must equal: every hero's row encodes every unit, hero and replica itself, in float64
+"""The OpenAI Five network as it was computed before the throughput work, kept as the reference that
+policies/model/five_module.py must equal: every hero's row encodes every unit, hero and replica itself, in float64
 normalization, with dense (N, U) unit tensors. It reads the module's own parameters, so both compute with the same
 weights. Test code only."""
 from __future__ import annotations
@@ -7,10 +7,10 @@ from __future__ import annotations
 import torch
 from ray.rllib.core.columns import Columns
 
-from app.env.observation import UNIT_IS_ENEMY
-from policies.action_distribution import FiveActionDistribution
-from policies.five_module import MASK_VALUE
-from policies.normalization import NORM_CLIP
+from moba.env.observation import UNIT_IS_ENEMY
+from policies.model.action_distribution import FiveActionDistribution
+from policies.model.five_module import MASK_VALUE
+from policies.model.normalization import NORM_CLIP
 
 
 def _norm(norm, x):

@@ -1,4 +1,4 @@
-"""The batched env runner (app/batched_env_runner.py) against RLlib's classic MultiAgentEnvRunner: the same games,
+"""The batched env runner (training/batched_env_runner.py) against RLlib's classic MultiAgentEnvRunner: the same games,
 weights and actions give the learner the same batch for "main", and the runner logs the same counts and game metrics.
 
 Both runners are built in this process from one config; the env instance counter is reset before each so that their
@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 import torch
 import tree
-
 from test_training_e2e import tiny_smoke
 
 SAMPLES = (40, 50, 31)  # env steps per sample() call, with 3 envs and 30-step games
@@ -32,14 +31,15 @@ def build_runners(monkeypatch, cfg):
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
     from ray.tune.registry import register_env
 
-    import app.env.moba_env as moba_env
-    from app.algorithm import ENV_NAME, build_algo_config, make_training_env
-    from app.batched_env_runner import BatchedEnvRunner
-    from policies.action_distribution import FiveActionDistribution
+    import moba.env.moba_env as moba_env
+    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from callbacks import run_callbacks
+    from training.batched_env_runner import BatchedEnvRunner
+    from policies.model.action_distribution import FiveActionDistribution
 
     monkeypatch.setattr(FiveActionDistribution, "_draw", lambda self, logits: logits.argmax(-1))
     register_env(ENV_NAME, make_training_env)
-    algo_config = build_algo_config(cfg)
+    algo_config = build_algo_config(cfg, run_callbacks())
     torch.manual_seed(0)
     monkeypatch.setattr(moba_env, "_instance_counter", itertools.count())
     classic = MultiAgentEnvRunner(config=algo_config)
@@ -78,9 +78,9 @@ def learner_batch(learner, episodes) -> dict:
 @pytest.mark.parametrize("mode,league", [("5v5", False), ("1v1", True)])
 def test_the_batched_runner_gives_the_learner_the_classic_batch(ray_session, no_home_results, monkeypatch, mode,
                                                                 league):
-    from app.algorithm import make_training_env
-    from callbacks.league_play import install_table, save_weights
-    from policies.module_ids import MAIN
+    from training.algorithm import make_training_env
+    from training.league_play import install_table, save_weights
+    from policies.model.module_ids import MAIN
 
     cfg = tiny_smoke(env__mode=mode, env__time_limit_s=4, resources__num_envs_per_env_runner=3,
                      reward__normalize=False,  # the running std is shared by every env of a process

@@ -30,8 +30,8 @@ def test_wilson_interval():
 
 
 def test_the_curve_reports_the_curriculums_warmup_levels_in_ladder_order():
-    from app import train_config
-    cfg = train_config.validate({"opponents": {"curriculum": {"share": 0.5, "ladder": [
+    from training import run_config
+    cfg = run_config.validate({"opponents": {"curriculum": {"share": 0.5, "ladder": [
         "random", "scripted_1_r50", "scripted_1", "scripted_3"]}}})
     assert curve_levels(cfg) == ["random", "scripted_1_r50", "scripted_1", "scripted_2", "scripted_3"]
-    assert curve_levels(train_config.validate({})) == ["random", "scripted_1", "scripted_2", "scripted_3"]
+    assert curve_levels(run_config.validate({})) == ["random", "scripted_1", "scripted_2", "scripted_3"]

@@ -1,25 +1,25 @@
-"""The engine (app/game): determinism, save/restore, building protection, creep waves, combat, death and respawn,
+"""The engine (moba/game): determinism, save/restore, building protection, creep waves, combat, death and respawn,
 level-ups and scripted purchasing. Scenarios are built by writing the state arrays directly."""
 import numpy as np
 import pytest
+from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, order, place, random_orders, refresh_vision,
+                          units_of)
 
-from app.game import kernels
-from app.game.builds import ability_build
-from app.game.constants import (BUYBACK_BASE_GOLD, BUYBACK_COOLDOWN_S, BUYBACK_PER_LEVEL2, BUYBACK_PER_MINUTE,
+from moba.game import kernels
+from moba.game.builds import ability_build
+from moba.game.constants import (BUYBACK_BASE_GOLD, BUYBACK_COOLDOWN_S, BUYBACK_PER_LEVEL2, BUYBACK_PER_MINUTE,
                                 CREEP_STATS, DIRE, DT, MAX_LEVEL, MAX_UNITS, MEGA_CREEP_MULT, RADIANT, RESPAWN_BASE_S,
                                 RESPAWN_PER_LEVEL_S, SUPER_CREEP_MULT, TICKS_PER_SECOND, UT_BARRACKS_MELEE,
                                 UT_BARRACKS_RANGED, UT_CREEP_MELEE, UT_CREEP_RANGED, UT_SHRINE, UT_TOWER, UT_WARD,
                                 WAVE_INTERVAL_S, XP_TO_LEVEL)
-from app.game.engine import Game, GameSetup
-from app.game.heroes import HEROES
-from app.game.items import item_id
-from app.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, F_ARMOR, F_DMG, F_HP, F_MAXHP, F_SPEED, F_X, F_Y,
+from moba.game.engine import Game, GameSetup
+from moba.game.heroes import HEROES
+from moba.game.items import item_id
+from moba.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, F_ARMOR, F_DMG, F_HP, F_MAXHP, F_SPEED, F_X, F_Y,
                             G_BB_CD, G_EARNED, G_GOLD, G_RESPAWN, G_SPENT, G_XP, GI_NEXT_UID, H_AB0, H_AB3, H_BUILD,
                             H_BUYBACKS, H_DEATHS, H_DN, H_IT0, H_IT5, H_LEVEL, H_LH, I_ALIVE, I_CREEP_KIND, I_INVULN,
                             I_LANE, I_ORDER, I_TARGET, I_TEAM, I_TYPE, I_UID, I_USED, OK_ATTACK, OK_BUYBACK, ORDER_IDLE,
                             GameState)
-from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, order, place, random_orders, refresh_vision,
-                          units_of)
 
 MODES = ("5v5", "1v1")
 

@@ -2,24 +2,24 @@
 action masks (action filters) with the decoder and the engine."""
 import numpy as np
 import pytest
+from moba_testlib import (OPEN_SPOT, actions, clear_creeps, make_env, noop_actions, place, pos, random_legal_actions,
+                          reencode, row_of)
 
-from app.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS, N_PRIMARY,
+from moba.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS, N_PRIMARY,
                              OFFSET_STEP_CASTER, OFFSET_STEP_REGULAR, OFFSET_STEP_WARD, decode_action)
-from app.env.observation import HERO_TELEPORTING, UNIT_ARMOR, UNIT_X
-from app.game import kernels
-from app.game.abilities import (TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT, TT_NO_TARGET, TT_POINT, TT_TELEPORT,
+from moba.env.observation import HERO_TELEPORTING, UNIT_ARMOR, UNIT_X
+from moba.game import kernels
+from moba.game.abilities import (TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT, TT_NO_TARGET, TT_POINT, TT_TELEPORT,
                                 TT_UNIT, TT_UNIT_OFFSET, TT_WARD, UK_ALLY, UK_ATTACK, UK_ENEMY, UK_NONE, UK_TELEPORT)
-from app.game.builds import ability_build
-from app.game.constants import DIRE, DT, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_TOWER, UT_WARD, XP_TO_LEVEL
-from app.game.heroes import HEROES
-from app.game.items import ITEM_ACTIONS, ITEMS, TELEPORT_CHANNEL_S, WARD_LIFETIME_S, WARD_VISION, item_id
-from app.game.state import (F_AURA_ARMOR, F_DEST_X, F_DEST_Y, F_DMG, F_HP, F_HPREG, F_LIFE_T, F_MANA, F_MAXHP, F_MRES,
+from moba.game.builds import ability_build
+from moba.game.constants import DIRE, DT, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_TOWER, UT_WARD, XP_TO_LEVEL
+from moba.game.heroes import HEROES
+from moba.game.items import ITEM_ACTIONS, ITEMS, TELEPORT_CHANNEL_S, WARD_LIFETIME_S, WARD_VISION, item_id
+from moba.game.state import (F_AURA_ARMOR, F_DEST_X, F_DEST_Y, F_DMG, F_HP, F_HPREG, F_LIFE_T, F_MANA, F_MAXHP, F_MRES,
                             F_SHRINE_T, F_SLOW, F_SPEED, F_STUN_T, F_TP_T, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_BB_CD,
                             G_CD0, G_GOLD, G_ICD0, G_XP, H_AB0, H_BUYBACKS, H_IT0, H_UNIT, I_ALIVE, I_LANE, I_ORDER,
                             I_TARGET, I_TEAM, I_TYPE, I_USED, NP, ORDER_ATTACK, ORDER_CAST, ORDER_MOVE, P_ACTIVE,
                             P_KIND, P_TICK, P_UNIT)
-from moba_testlib import (OPEN_SPOT, actions, clear_creeps, make_env, noop_actions, place, pos, random_legal_actions,
-                          reencode, row_of)
 
 C = N_OFFSETS // 2  # the zero offset
 

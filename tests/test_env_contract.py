@@ -3,20 +3,20 @@ errors, every agent observed every step, episode ends, seeding and evaluation mo
 import numpy as np
 import pytest
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
-
-from app.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS
-from app.env.config import EnvConfig
-from app.env.moba_env import MobaEnv
-from app.env.observation import HERO_ALIVE, HERO_RESPAWN_TIME
-from app.env.randomization import EVAL_FIRST_WAVE_RANGE_S, EVAL_SPAWN_JITTER, sample_game
-from app.game.builds import ability_build
-from app.game.constants import DIRE, RADIANT, STARTING_GOLD
-from app.game.engine import PERTURB_COLUMNS
-from app.game.heroes import HEROES
-from app.game.items import item_id
-from app.game.state import F_HP, G_GOLD, H_LEVEL, H_UNIT, I_ALIVE, I_INVULN
-from app.game.teams import agent_ids
 from moba_testlib import NOOP, make_env, noop_actions, random_legal_actions
+
+from moba.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS
+from moba.env.config import EnvConfig
+from moba.env.moba_env import MobaEnv
+from moba.env.observation import HERO_ALIVE, HERO_RESPAWN_TIME
+from moba.env.randomization import EVAL_FIRST_WAVE_RANGE_S, EVAL_SPAWN_JITTER, sample_game
+from moba.game.builds import ability_build
+from moba.game.constants import DIRE, RADIANT, STARTING_GOLD
+from moba.game.engine import PERTURB_COLUMNS
+from moba.game.heroes import HEROES
+from moba.game.items import item_id
+from moba.game.state import F_HP, G_GOLD, H_LEVEL, H_UNIT, I_ALIVE, I_INVULN
+from moba.game.teams import agent_ids
 
 MODES = ("1v1", "5v5")
 

@@ -7,9 +7,9 @@ from collections import defaultdict
 import pytest
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
-from app.env.moba_env import MobaEnv
+from moba.env.moba_env import MobaEnv
+from policies.agents.scripted import RandomAgent
 from callbacks.episode_memory import EpisodeChunkSummary, compact_returned_chunks
-from policies.scripted import RandomAgent
 
 
 def played_chunk(steps=12):

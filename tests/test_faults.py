@@ -1,4 +1,4 @@
-"""Faults a long run survives (issue 16; seeds/003 section 3.3, app. M): a game server killed while remote games train,
+"""Faults a long run survives (Five section 3.3, app. M): a game server killed while remote games train,
 and the training driver killed with SIGKILL after its second checkpoint, then ``--resume``. (An env runner killed
 mid-training: tests/test_cluster.py, on two nodes.) Tiny smoke runs; every process started here is stopped by its
 own id."""
@@ -16,10 +16,10 @@ import time
 
 import pytest
 import torch
-
-from app import train_config
-from callbacks.schedules import Schedule
 from test_training_e2e import SMOKE, build_algo, tiny_smoke
+
+from training import run_config
+from training.schedules import Schedule
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 64  # env steps per iteration of the tiny runs
@@ -133,7 +133,7 @@ def test_driver_killed_after_its_second_checkpoint_resumes_where_the_checkpoint_
     assert metrics[:k] == before["metrics.csv"][:k]
     assert [float(r["env_steps"]) for r in metrics] == [STEPS * i for i in range(1, killed_at + 2)]
     # the schedules go on: iteration i trains with the team spirit of i - 1
-    ts = Schedule.parse("team_spirit", train_config.load(SMOKE)["schedules"]["team_spirit"])
+    ts = Schedule.parse("team_spirit", run_config.load(SMOKE)["schedules"]["team_spirit"])
     assert [float(r["team_spirit"]) for r in metrics] == pytest.approx([ts.value(i, 0) for i in range(killed_at + 1)])
     # league.csv and opponents.csv: the rows up to the checkpoint kept, none after it twice
     for name in ("*/league.csv", "*/opponents.csv"):
@@ -163,7 +163,7 @@ def learner_state(checkpoint: str) -> dict:
 def assert_continues(at_k: dict, final: dict) -> None:
     """The final checkpoint's learner went on from the checkpoint's: Adam's step counts grew from the checkpoint's
     (a fresh start counts from 0), the league pool and the curriculum extend the checkpoint's."""
-    from policies.five_learner import CURRICULUM_STATE_KEY, LEAGUE_STATE_KEY
+    from policies.learning.five_learner import CURRICULUM_STATE_KEY, LEAGUE_STATE_KEY
 
     def adam_steps(state):
         return [float(torch.as_tensor(s["step"])) for s in state["optimizer"]["main_default_optimizer"]["state"][

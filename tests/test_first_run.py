@@ -8,8 +8,8 @@ import subprocess
 import sys
 import types
 
-from app import ray_output
-from app.env import compiled
+from moba.env import compiled
+from training import ray_output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

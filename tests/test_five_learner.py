@@ -1,4 +1,5 @@
-"""What the PPO learner does to train fast (policies/five_learner.py, advantages.py, learner_threads.py): GAE on the
+"""What the PPO learner does to train fast (policies/learning/five_learner.py, advantages.py, learner_threads.py): GAE
+on the
 env runners' values, observation statistics merged once per update, sequences shuffled by team, and a thread count
 chosen by measurement."""
 from __future__ import annotations
@@ -9,18 +10,19 @@ import numpy as np
 import pytest
 import torch
 from ray.rllib.core.columns import Columns
-
-from policies.learner_threads import PROBE_EVERY, ThreadChooser
 from test_training_e2e import tiny_smoke
+
+from policies.learning.learner_threads import PROBE_EVERY, ThreadChooser
 
 
 def runner_and_learner(cfg):
     from ray.tune.registry import register_env
 
-    from app.algorithm import ENV_NAME, build_algo_config, make_training_env
-    from app.batched_env_runner import BatchedEnvRunner
+    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from callbacks import run_callbacks
+    from training.batched_env_runner import BatchedEnvRunner
     register_env(ENV_NAME, make_training_env)
-    algo_config = build_algo_config(cfg)
+    algo_config = build_algo_config(cfg, run_callbacks())
     runner = BatchedEnvRunner(config=algo_config)
     learner = algo_config.build_learner(env=make_training_env({**cfg["env"], "seed": 0}))
     runner.module.set_state(learner.module.get_state())
@@ -34,8 +36,8 @@ def connector_batch(learner, episodes):
 
 # ---- GAE on the runners' values -------------------------------------------------------------------------------------
 def test_gae_takes_the_runners_values_and_falls_back_to_a_forward_pass_without_them(ray_session, monkeypatch):
-    from policies.advantages import BOOTSTRAP_VALUE
-    from policies.five_module import FiveRLModule
+    from policies.learning.advantages import BOOTSTRAP_VALUE
+    from policies.model.five_module import FiveRLModule
 
     runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2))
     runner.sample(num_timesteps=30, explore=True)
@@ -74,7 +76,7 @@ def test_observation_statistics_count_each_step_once_per_update(ray_session):
     steps = sum(len(e) for e in episodes)
     observed = np.concatenate([e.get_observations(slice(0, len(e)))["global"] for e in episodes])
     norm = learner.module["main"].norm["global"]
-    before = float(norm.count[0])  # one count per feature (policies/normalization.py), all equal here
+    before = float(norm.count[0])  # one count per feature (policies/model/normalization.py), all equal here
     weights = {k: v.clone() for k, v in learner.module["main"].state_dict().items() if "norm" not in k}
     learner.update(episodes=episodes, minibatch_size=32, num_epochs=3)
     assert torch.all(norm.count - before == steps)  # 3 epochs, each step counted once (every feature)
@@ -88,7 +90,7 @@ def test_5v5_sequences_are_shuffled_by_team(ray_session):
     from ray.rllib.core.learner.training_data import TrainingData
     from ray.rllib.policy.sample_batch import SampleBatch
 
-    from policies.five_module import TEAM_ENCODER_KEYS
+    from policies.model.five_module import TEAM_ENCODER_KEYS
     runner, learner = runner_and_learner(tiny_smoke(env__mode="5v5", resources__num_envs_per_env_runner=2))
     batch = learner._make_batch_if_necessary(TrainingData(episodes=runner.sample(num_timesteps=40, explore=True)))
     main = batch.policy_batches["main"]
@@ -146,7 +148,7 @@ def test_one_core_has_nothing_to_choose():
 def test_sampling_ahead_returns_the_batch_sampled_while_the_learner_trained(ray_session):
     from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 
-    from app.batched_env_runner import STALENESS_KEY
+    from training.batched_env_runner import STALENESS_KEY
     runner, learner = runner_and_learner(tiny_smoke(ppo__staleness=1, resources__num_env_runners=1,
                                                     resources__num_envs_per_env_runner=2))
     assert runner.config.learner_config_dict[STALENESS_KEY] == 1

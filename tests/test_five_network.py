@@ -1,4 +1,5 @@
-"""The OpenAI Five module computes the network of app. H with less work (policies/five_module.py: team inputs encoded
+"""The OpenAI Five module computes the network of app. H with less work (policies/model/five_module.py: team inputs
+encoded
 once per team and step, only valid unit rows through the unit MLP, the attention keys folded into the queries). These
 tests hold it to the plain per-hero computation (tests/reference_five_network.py) with the same weights: logits,
 values, win probabilities, LSTM states and gradients, on observations of real games carried through sequences."""
@@ -8,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 from ray.rllib.core.columns import Columns
-
-from policies.five_module import FiveModelConfig
 from reference_five_network import masked_logit_free, reference_forward
 from test_training_model import build_module, played_game
+
+from policies.model.five_module import FiveModelConfig
 
 TOLERANCE = 1e-5
 # the default widths but narrow hidden layers, so that the encoder widths are exercised as config keys

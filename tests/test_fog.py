@@ -1,15 +1,15 @@
 """Fog of war: what a team sees (state.vis) and what its observations reveal."""
 import numpy as np
 import pytest
-
-from app.env.observation import (GLOBAL_IS_NIGHT, HERO_IN_SIGHT, HERO_MANA, MINIMAP_ENEMY_CREEPS, UNIT_HEALTH,
-                                 UNIT_TIME_SINCE_SEEN, UNIT_VISIBLE_NOW, UNIT_X, UNIT_Y)
-from app.game import kernels
-from app.game.constants import DAY_NIGHT_PERIOD_S, DIRE, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_CREEP_RANGED, UT_HERO
-from app.game.state import (F_HP, F_MAXHP, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_LS_T, GF_TIME, I_ALIVE, I_TEAM, I_TYPE,
-                            I_USED)
 from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_env, noop_actions, place, random_legal_actions,
                           reencode, row_of)
+
+from moba.env.observation import (GLOBAL_IS_NIGHT, HERO_IN_SIGHT, HERO_MANA, MINIMAP_ENEMY_CREEPS, UNIT_HEALTH,
+                                 UNIT_TIME_SINCE_SEEN, UNIT_VISIBLE_NOW, UNIT_X, UNIT_Y)
+from moba.game import kernels
+from moba.game.constants import DAY_NIGHT_PERIOD_S, DIRE, MAX_UNITS, RADIANT, UT_CREEP_MELEE, UT_CREEP_RANGED, UT_HERO
+from moba.game.state import (F_HP, F_MAXHP, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_LS_T, GF_TIME, I_ALIVE, I_TEAM, I_TYPE,
+                            I_USED)
 
 FAR_FROM_RADIANT = (6600.0, 2400.0)  # Dire jungle: > 1800 from every Radiant building in 1v1
 

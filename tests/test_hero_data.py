@@ -1,11 +1,11 @@
-"""Sanity checks on the hero pool data (app/game/heroes.py)."""
+"""Sanity checks on the hero pool data (moba/game/heroes.py)."""
 import pytest
 
-from app.game.abilities import (AFFECT_ALLIES, AFFECT_ENEMIES, AREA_TARGET, EFFECT_AURA, EFFECT_BLINK, EFFECT_DAMAGE,
+from moba.game.abilities import (AFFECT_ALLIES, AFFECT_ENEMIES, AREA_TARGET, EFFECT_AURA, EFFECT_BLINK, EFFECT_DAMAGE,
                                 EFFECT_DOT, EFFECT_SLOW, EFFECT_STUN, EFFECT_TELEPORT, EFFECT_WARD, N_EFFECTS,
                                 TT_NO_TARGET, UK_ALLY)
-from app.game.heroes import HERO_INDEX, HEROES, hero_id
-from app.game.items import CONSUMABLES, ITEM_INDEX
+from moba.game.heroes import HERO_INDEX, HEROES, hero_id
+from moba.game.items import CONSUMABLES, ITEM_INDEX
 
 HOSTILE = {EFFECT_DAMAGE, EFFECT_STUN, EFFECT_SLOW, EFFECT_DOT}
 

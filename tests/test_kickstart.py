@@ -1,11 +1,10 @@
 """Starting from pretrained weights (init.checkpoint, callbacks/init_weights.py) and the kickstart loss (the
-kickstart_coeff schedule: KL from a frozen teacher module to the policy, policies/five_learner.py)."""
+kickstart_coeff schedule: KL from a frozen teacher module to the policy, policies/learning/five_learner.py)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-
 from test_training_e2e import build_algo, tiny_smoke
 
 
@@ -13,8 +12,8 @@ def saved_module(path, cfg, seed=3, scale=1.0):
     """A module of the run's layout with its own random weights (times `scale`), saved as an RLModule checkpoint."""
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from app.algorithm import make_training_env
-    from policies.five_module import FiveModelConfig, FiveRLModule
+    from training.algorithm import make_training_env
+    from policies.model.five_module import FiveModelConfig, FiveRLModule
     env = make_training_env({**cfg["env"], "seed": 0})
     a0 = env.possible_agents[0]
     torch.manual_seed(seed)
@@ -64,11 +63,12 @@ def test_a_checkpoint_of_another_layout_is_refused_naming_the_key(ray_session, n
         algo.stop()
 
 
-# ---- an agent as the teacher (policies/teacher_labels.py) ------------------------------------------------------------
+# ---- an agent as the teacher (policies/learning/kickstart.py)
+# ------------------------------------------------------------
 def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_annealed(ray_session, no_home_results):
-    from app.env.actions import ACTION_KEYS
-    from policies.agents import make_agent
-    from policies.teacher_labels import NOOP_LABEL, TEACHER_ACTION, label
+    from moba.env.actions import ACTION_KEYS
+    from policies.agents.by_name import make_agent
+    from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, label
     cfg = tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff={"points": [[0, 1.0], [1, 0.0]]},
                      ppo__kickstart_class_weight_power=0.5)
     algo = build_algo(cfg, whole_batch=True)
@@ -108,8 +108,8 @@ def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_an
 
 
 def test_the_teacher_loss_is_minus_the_log_probability_of_the_teachers_action():
-    from policies.action_distribution import FiveActionDistribution
-    from policies.teacher_labels import TEACHER_NLL_CAP, teacher_nll
+    from policies.model.action_distribution import FiveActionDistribution
+    from policies.learning.kickstart import TEACHER_NLL_CAP, teacher_nll
     dist_cls = FiveActionDistribution.make(n_primary=16, max_units=6)
     torch.manual_seed(0)
     logits = torch.randn(4, dist_cls.required_input_dim(), requires_grad=True)
@@ -137,9 +137,9 @@ def test_the_params_floor_keeps_the_teachers_aim_while_its_choice_is_annealed():
     from types import SimpleNamespace
 
     from callbacks.schedules import _set_runner_values
-    from policies.action_distribution import FiveActionDistribution
-    from policies.five_learner import FivePPOLearner
-    from policies.teacher_labels import head_weights, teacher_nll
+    from policies.model.action_distribution import FiveActionDistribution
+    from policies.learning.five_learner import FivePPOLearner
+    from policies.learning.kickstart import head_weights, teacher_nll
     assert head_weights(0.0, 0.5) == (0.0, 0.5) and head_weights(0.8, 0.5) == (0.8, 0.8)
     assert head_weights(0.3, 0.0) == (0.3, 0.3)
     n, units = 4, 3
@@ -176,7 +176,7 @@ def test_the_params_floor_keeps_the_teachers_aim_while_its_choice_is_annealed():
 
 
 def test_class_weights_make_a_rare_teacher_action_count_as_much_as_its_weight_says():
-    from policies.teacher_labels import MAX_CLASS_WEIGHT, TeacherClassWeights, primary_class_weights
+    from policies.learning.kickstart import MAX_CLASS_WEIGHT, TeacherClassWeights, primary_class_weights
     attack, ability = 2, 3
     labels = torch.zeros(12, 5, dtype=torch.long)
     labels[:9, 0], labels[9, 0], labels[10:, 0] = attack, ability, ability  # 9 attacks, 1 ability, 2 masked abilities

@@ -1,20 +1,21 @@
-"""The reference ladder (policies/ladder.py), the scripted bot's handicaps (policies/scripted.Handicap) and the seeded
+"""The reference ladder (policies/agents/ladder.py), the scripted bot's handicaps (policies/scripted.Handicap) and the
+seeded
 evaluation games the ladder is measured on. Short games only: the ladder's win rates over many games are
 ``scripts/win_rate.py --ladder``'s job."""
 import copy
 
 import pytest
-
-from app.env.actions import A_ATTACK, NOOP_ACTION
-from app.env.moba_env import MobaEnv
-from app.game.constants import DIRE, RADIANT
-from app.game.state import F_HP, F_MAXHP, H_UNIT
 from moba_testlib import OPEN_SPOT, clear_creeps, creeps_of, make_env, noop_actions, place, reencode, row_of
-from policies.agents import AGENTS, make_agent, play_game
-from policies.ladder import (LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE, WARMUP_HANDICAPS, WARMUP_LADDER,
+
+from moba.env.actions import A_ATTACK, NOOP_ACTION
+from moba.env.moba_env import MobaEnv
+from moba.game.constants import DIRE, RADIANT
+from moba.game.state import F_HP, F_MAXHP, H_UNIT
+from policies.agents.by_name import AGENTS, make_agent, play_game
+from policies.agents.ladder import (LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE, WARMUP_HANDICAPS, WARMUP_LADDER,
                              ladder_pairs)
-from policies.ratings import LIMIT_DRAW, LIMIT_POINTS
-from policies.scripted import ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, RandomAgent, ScriptedAgent
+from policies.agents.scripted import ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, RandomAgent, ScriptedAgent
+from policies.league.ratings import LIMIT_DRAW, LIMIT_POINTS
 from scripts.win_rate import summarize
 
 MODES = ("1v1", "5v5")

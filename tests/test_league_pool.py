@@ -1,11 +1,11 @@
-"""The past-opponent pool against the formulas of seeds/003 app. N."""
+"""The past-opponent pool against the formulas of Five app. N."""
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from policies.league import OpponentPool
+from policies.league.pool import OpponentPool
 
 
 def pool_with(qualities):
@@ -115,7 +115,7 @@ def test_wins_recorded_together_use_their_games_probabilities_and_stay_finite():
 def test_a_quality_never_falls_out_of_range_of_the_best():
     """A version drawn with a vanishing probability and beaten gets an enormous eq. 14 step: its quality stops
     QUALITY_RANGE below the best, finite, and its probability stays positive."""
-    from policies.league import QUALITY_RANGE
+    from policies.league.pool import QUALITY_RANGE
     pool = pool_with([0.0, 0.0])
     for p in (1e-300, 5e-324):
         pool.record(2, current_won=True, sampled_probability=p)

@@ -9,11 +9,11 @@ import os
 
 import numpy as np
 import pytest
-
-from callbacks.league_play import LEAGUE_KEY, RunnerLeague, league_mapping_fn, load_weights, save_weights
-from policies.module_ids import SLOT_PREFIX
-from policies.ratings import DRAW, LOSS, WIN
 from test_training_e2e import build_algo, tiny_smoke
+
+from policies.league.ratings import DRAW, LOSS, WIN
+from policies.model.module_ids import SLOT_PREFIX
+from training.league_play import LEAGUE_KEY, RunnerLeague, league_mapping_fn, load_weights, save_weights
 
 
 # ---- the runner side, without Ray ------------------------------------------------------------------------------------
@@ -93,7 +93,7 @@ def test_league_results_score_capped_games_by_the_configured_rule():
     from types import SimpleNamespace
 
     from callbacks.league_play import LeagueCallback
-    from callbacks.metrics import RAW_RETURN_KEY
+    from training.game_metrics import RAW_RETURN_KEY
 
     def finished(winner, radiant, dire, past_side="dire"):
         return SimpleNamespace(

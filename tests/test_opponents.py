@@ -1,4 +1,4 @@
-"""Training opponents beyond self-play (policies/curriculum.py, callbacks/opponents.py, the batched env runner's
+"""Training opponents beyond self-play (policies/league/curriculum.py, callbacks/opponents.py, the batched env runner's
 fixed agents): the mix's shares, the curriculum's promotions, fixed agents playing inside the runner without
 becoming training data, results flowing to the driver, and the curriculum carried by checkpoints."""
 from __future__ import annotations
@@ -9,10 +9,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-
-from policies.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum, OpponentMix
-from policies.ratings import DRAW, LOSS, WIN
 from test_training_e2e import build_algo, tiny_smoke
+
+from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum, OpponentMix
+from policies.league.ratings import DRAW, LOSS, WIN
 
 
 # ---- the mix and the curriculum, without Ray -------------------------------------------------------------------------

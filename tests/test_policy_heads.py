@@ -1,4 +1,4 @@
-"""scripts/policy_heads.py (issue 17): which primary actions a checkpoint picks and each head's part of its action's
+"""scripts/policy_heads.py: which primary actions a checkpoint picks and each head's part of its action's
 entropy, on its own states."""
 from __future__ import annotations
 

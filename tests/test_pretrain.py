@@ -1,4 +1,4 @@
-"""The kickstart of issue 17 (policies/imitation_data.py, imitation.py, kickstart.py, app/pretrain.py): the loss
+"""Pretraining (policies/pretrain/games.py, imitation.py, kickstart.py, app/pretrain.py): the loss
 counts only the read parameters, sequences carry the LSTM state as a full forward pass does, the teacher labels the
 student's steps in shadow, the workers play the same games as one process, and the CLI writes a clone that loads and
 plays, or fails naming the option. Tiny games (a few game seconds) and a tiny network; no Ray session."""
@@ -11,18 +11,18 @@ import pytest
 import torch
 import yaml
 from ray.rllib.core.columns import Columns
-
-from app.env.actions import A_ATTACK, A_MOVE, ACTION_KEYS, N_PRIMARY, NOOP_ACTION
-from app.env.moba_env import MobaEnv
-from app.env.reward_wrapper import PostprocessedRewardEnv
-from app.game.abilities import UK_ATTACK
-from app.game.teams import TEAM_NAMES
-from policies import imitation as bc
-from policies.agents import make_agent, play_game
-from policies.imitation_data import (STUDENT, TEACHER, GamePlan, GameWorkers, Trajectory, discounted_returns,
-                                     play_games)
-from policies.references import agent_maker, load_module
 from test_training_model import TINY_MODEL, build_module, played_game
+
+from moba.env.actions import A_ATTACK, A_MOVE, ACTION_KEYS, N_PRIMARY, NOOP_ACTION
+from moba.env.moba_env import MobaEnv
+from moba.env.reward_wrapper import PostprocessedRewardEnv
+from moba.game.abilities import UK_ATTACK
+from moba.game.teams import TEAM_NAMES
+from policies.agents.by_name import make_agent, play_game
+from policies.league.references import agent_maker, load_module
+from policies.pretrain import cloning as bc
+from policies.pretrain.games import (STUDENT, TEACHER, GamePlan, GameWorkers, Trajectory, discounted_returns,
+                                     play_games)
 
 torch.set_num_threads(1)
 TIME_LIMIT_S = 4.0  # 30 agent steps a game

@@ -5,12 +5,12 @@ import math
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from app.env.actions import ACTION_KEYS, N_OFFSETS, N_PRIMARY
-from app.game.constants import MAP_SIZE, N_DELAYS
-from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_GOLD, G_SPENT, H_UNIT, I_ALIVE,
-                            I_USED)
 from moba_testlib import NOOP, legal_random_action, make_env, noop_actions, place
+
+from moba.env.actions import ACTION_KEYS, N_OFFSETS, N_PRIMARY
+from moba.game.constants import MAP_SIZE, N_DELAYS
+from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_GOLD, G_SPENT, H_UNIT, I_ALIVE,
+                            I_USED)
 
 MODES = ("1v1", "5v5")
 MAX_AGENTS = 10

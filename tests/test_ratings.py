@@ -1,8 +1,8 @@
-"""TrueSkill and Elo as the papers use them (seeds/003 app. J, seeds/004 app. H.4)."""
+"""TrueSkill and Elo as the papers use them (Five app. J, HoK app. H.4)."""
 import numpy as np
 import pytest
 
-from policies import ratings as R
+from policies.league import ratings as R
 
 
 def test_trueskill_parameters_are_the_papers():

@@ -1,4 +1,5 @@
-"""policies/references.py and its CLI app/rate.py: reference pools, rating a checkpoint against them, and the CLI's
+"""policies/league/references.py and its CLI app/rate.py: reference pools, rating a checkpoint against them, and the
+CLI's
 errors."""
 import json
 
@@ -6,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
+from moba.env.moba_env import MobaEnv
+from policies.league import references
+from policies.model.five_module import FiveRLModule
 from app import rate
-from app.env.moba_env import MobaEnv
-from policies import references
-from policies.five_module import FiveRLModule
 
 TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,
         "action_embed": 8, "categorical_embed": 4}
@@ -72,8 +73,8 @@ def test_unrated_references_and_bad_files_are_errors(module_checkpoint, tmp_path
 def test_play_game_returns_each_teams_raw_return_and_evaluation_reports_margins(module_checkpoint):
     """play_game sums every step's raw rewards per team (checked against a hand-run game with the same seeds);
     evaluate_module reports win/draw rates, the reward margin and buildings per opponent."""
-    from callbacks.evaluation import evaluate_module
-    from policies.agents import make_agent, play_game
+    from training.evaluation_games import evaluate_module
+    from policies.agents.by_name import make_agent, play_game
     cfg = {"mode": "1v1", "evaluation": True, "time_limit_s": 40.0}
     summary = play_game(MobaEnv(cfg), make_agent("scripted", 1), make_agent("random", 2), seed=3)
     env, radiant, dire = MobaEnv(cfg), make_agent("scripted", 1), make_agent("random", 2)
@@ -102,7 +103,7 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
     """A game is won on points when won outright, or drawn at the time limit with the higher raw return; a loss is
     never a points win, whatever the returns."""
     import callbacks.evaluation as ev
-    import policies.agents
+    import policies.agents.by_name
     # (winner, the module's raw return, the opponent's): the module plays Radiant in even games, Dire in odd ones
     games = iter([("none", 5.0, 1.0), ("none", 1.0, 5.0), ("radiant", -3.0, 0.0), ("radiant", 9.0, 0.0),
                   ("none", 0.0, 0.0)])
@@ -115,7 +116,7 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
         return {"winner": winner, "game_time_s": 60.0, "raw_return": {me: mine, other: theirs},
                 "destroyed_by": {"radiant": none, "dire": none}}
 
-    monkeypatch.setattr(policies.agents, "play_game", fake_play_game)
+    monkeypatch.setattr(policies.agents.by_name, "play_game", fake_play_game)
     monkeypatch.setattr(ev, "ModuleAgent", lambda module, explore=True: object())
     res = ev.evaluate_module(None, {"mode": "1v1"}, ["random"], games=5)
     # game 0: draw, ahead -> point; 1: draw, behind; 2: won as Radiant (behind on return) -> point;

@@ -1,4 +1,4 @@
-"""The replay file (app/env/replay_file.py): what a replay of a real game holds, measured against the engine's own
+"""The replay file (moba/env/replay_file.py): what a replay of a real game holds, measured against the engine's own
 statistics, the fog semantics, the records' timing, the model's decisions, and the reader's errors; the replays of
 training's evaluation games (callbacks/evaluation.replay_paths) and of app.evaluate."""
 from __future__ import annotations
@@ -10,17 +10,17 @@ from collections import Counter
 
 import pytest
 
-from app.env.actions import A_ATTACK, NOOP_ACTION, PRIMARY_NAMES
-from app.env.moba_env import MobaEnv
-from app.env.replay_file import (EVENT_TYPES, FORMAT, HERO_FIELDS, UNIT_FIELDS, VERSION, ReplayError, ReplayWriter,
+from moba.env.actions import A_ATTACK, NOOP_ACTION, PRIMARY_NAMES
+from moba.env.moba_env import MobaEnv
+from moba.env.replay_file import (EVENT_TYPES, FORMAT, HERO_FIELDS, UNIT_FIELDS, VERSION, ReplayError, ReplayWriter,
                                  hero_rows, read_replay, unit_rows)
-from app.game.constants import BUILDING_TYPES, UNIT_TYPE_NAMES
-from app.game.heroes import HEROES
-from app.game.items import ITEM_ACTIONS, ITEMS
-from app.game.state import G_SPENT, H_BUYBACKS
-from app.game.teams import TEAM_NAMES
-from policies.agents import play_game
-from policies.scripted import ScriptedAgent
+from moba.game.constants import BUILDING_TYPES, UNIT_TYPE_NAMES
+from moba.game.heroes import HEROES
+from moba.game.items import ITEM_ACTIONS, ITEMS
+from moba.game.state import G_SPENT, H_BUYBACKS
+from moba.game.teams import TEAM_NAMES
+from policies.agents.by_name import play_game
+from policies.agents.scripted import ScriptedAgent
 
 U = {n: i for i, n in enumerate(UNIT_FIELDS)}
 HF = {n: i for i, n in enumerate(HERO_FIELDS)}
@@ -147,7 +147,7 @@ def test_the_model_part_has_each_model_heros_win_probability_and_action(tmp_path
 def test_a_trained_modules_agent_reports_its_decisions(tmp_path):
     from test_training_model import build_module
 
-    from policies.module_agent import ModuleAgent
+    from policies.agents.module_agent import ModuleAgent
     env = MobaEnv({"mode": "1v1"})
     agent = ModuleAgent(build_module(env), explore=True)
     _, _, _, records = record_game(tmp_path / "g.jsonl", mode="1v1", time_limit_s=5.0, radiant=agent)
@@ -212,7 +212,7 @@ def test_a_bad_replay_names_the_line_and_the_field(tmp_path, good_lines, case, m
 
 
 def test_training_replays_every_nth_evaluation_game_of_the_run(tmp_path):
-    from callbacks.evaluation import replay_paths
+    from training.evaluation_games import replay_paths
     opponents, games = ["random", "scripted"], 2
     chosen = []
     for evaluation in range(3):
@@ -225,6 +225,6 @@ def test_training_replays_every_nth_evaluation_game_of_the_run(tmp_path):
 
 
 def test_replay_every_must_not_be_negative():
-    from app import train_config
+    from training import run_config
     with pytest.raises(ValueError, match="evaluation.replay_every"):
-        train_config.validate({"evaluation": {"replay_every": -1}})
+        run_config.validate({"evaluation": {"replay_every": -1}})

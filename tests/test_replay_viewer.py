@@ -15,8 +15,8 @@ import os
 import pytest
 from browser import Browser, chromium_path
 
-from app.env.replay_file import UNIT_FIELDS, read_replay
-from app.game.teams import TEAM_NAMES
+from moba.env.replay_file import UNIT_FIELDS, read_replay
+from moba.game.teams import TEAM_NAMES
 
 pytestmark = pytest.mark.skipif(chromium_path() is None,
                                 reason="Chromium is not installed (apt-get install chromium; .ci/run installs it)")

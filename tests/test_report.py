@@ -9,8 +9,8 @@ import re
 import yaml
 from test_plot_run import write
 
+from moba.env.replay_file import read_replay
 from app import evaluate
-from app.env.replay_file import read_replay
 from scripts import report
 
 

@@ -1,15 +1,15 @@
-"""Reward signals (app/env/rewards.py, seeds/003 Table 6): each signal's value in a constructed scenario, presets,
+"""Reward signals (moba/env/rewards.py, Five Table 6): each signal's value in a constructed scenario, presets,
 overrides, and the training-side post-processing (zero sum, team spirit, time decay)."""
 import numpy as np
 import pytest
-
-from app.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019,
-                             WEIGHTS_HOK_2022, RewardTracker, health_curve, postprocess_rewards, reward_weights)
-from app.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
-from app.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER, H_DEATHS,
-                            H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE)
 from moba_testlib import (OPEN_SPOT, actions, clear_creeps, creeps_of, make_env, make_game, noop_actions, place,
                           reencode, row_of)
+
+from moba.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019,
+                             WEIGHTS_HOK_2022, RewardTracker, health_curve, postprocess_rewards, reward_weights)
+from moba.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
+from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER, H_DEATHS,
+                            H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE)
 
 W = WEIGHTS_FIVE_2019
 DT_STEP = 4 / 30
@@ -333,7 +333,7 @@ def test_presets():
 
 
 def test_hok_preset_is_the_arena_table():
-    # seeds/004 app. F: hp_point 2.0, tower_hp_point 10.0, money 0.006, ep_rate 0.75, death -1.0, kill -0.6, exp 0.006
+    # HoK app. F: hp_point 2.0, tower_hp_point 10.0, money 0.006, ep_rate 0.75, death -1.0, kill -0.6, exp 0.006
     table_f = {"health": 2.0, "tower_t1": 10.0, "tower_t2": 10.0, "gold_gained": 0.006, "mana": 0.75,
                "hero_death": -1.0, "killed_hero": -0.6, "xp": 0.006}
     assert {k: WEIGHTS_HOK_2022[k] for k in table_f} == pytest.approx(table_f)

@@ -22,15 +22,15 @@ import time
 import grpc
 import numpy as np
 import pytest
-
-from app.env import moba_env as moba_env_mod
-from app.env.moba_env import MobaEnv
-from app.server import moba_pb2 as pb
-from app.server import moba_pb2_grpc as pb_grpc
-from app.server.game_server import GameServer
-from app.server.remote_env import (GameServerFullError, GameServerUnavailableError, RemoteEnvError, RemoteGameLostError,
-                                   RemoteMobaEnv, make_moba_env)
 from moba_testlib import NOOP, legal_random_action
+
+from moba.env import moba_env as moba_env_mod
+from moba.env.moba_env import MobaEnv
+from moba.server import moba_pb2 as pb
+from moba.server import moba_pb2_grpc as pb_grpc
+from moba.server.game_server import GameServer
+from moba.server.remote_env import (GameServerFullError, GameServerUnavailableError, RemoteEnvError,
+                                    RemoteGameLostError, RemoteMobaEnv, make_moba_env)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -129,7 +129,7 @@ def test_unseeded_reset_replays_local_env(server, monkeypatch):
 
 
 def test_action_offset_applies_the_previous_decision(server):
-    """With action_offset the actions sent at step T are taken from T+1 on (seeds/003 app. L)."""
+    """With action_offset the actions sent at step T are taken from T+1 on (Five app. L)."""
     cfg = {"mode": "1v1", "seed": 2, "evaluation": True, "action_offset": True, "remote": server.address}
     moved, still = RemoteMobaEnv(cfg), RemoteMobaEnv(cfg)
     obs0, _ = moved.reset(seed=2)
@@ -330,7 +330,7 @@ def test_huge_agent_id_is_invalid_argument_with_short_details(stub):
 
 
 def test_quoted_and_capped_details():
-    from app.server import game_server as gs
+    from moba.server import game_server as gs
     assert gs.quoted("nope-123") == "'nope-123'" and gs.quoted(7) == "7" and gs.quoted(None) == "None"
     edge = "a" * (gs.MAX_ECHO_CHARS - 2)  # quoted, exactly the limit: untouched
     assert gs.quoted(edge) == repr(edge)
@@ -628,9 +628,7 @@ def test_server_killed_mid_game_gives_clear_error():
 # ---- training through a server ---------------------------------------------------------------------------------------
 def test_smoke_training_through_a_server(tmp_path, caplog):
     """2 iterations of tune_configs/smoke.yaml with env.remote pointing at a server started here."""
-    if not os.path.exists(os.path.join(ROOT, "app", "train.py")):
-        pytest.skip("app/train.py is not there yet")
-    with caplog.at_level(logging.INFO, logger="app.server"), GameServer(port=0) as srv:
+    with caplog.at_level(logging.INFO, logger="moba.server"), GameServer(port=0) as srv:
         out = subprocess.run(
             [sys.executable, "-m", "app.train", "--config", "tune_configs/smoke.yaml", "--set",
              f"env.remote={srv.address}", "--set", "stop.training_iteration=2", "--set", f"storage_path={tmp_path}"],
@@ -650,11 +648,11 @@ def test_smoke_training_through_a_server(tmp_path, caplog):
 # ---- the committed stubs ---------------------------------------------------------------------------------------------
 def test_committed_stubs_match_the_proto(tmp_path):
     from grpc_tools import protoc
-    os.makedirs(tmp_path / "app" / "server")
-    shutil.copy(os.path.join(ROOT, "app", "server", "moba.proto"), tmp_path / "app" / "server" / "moba.proto")
+    os.makedirs(tmp_path / "moba" / "server")
+    shutil.copy(os.path.join(ROOT, "moba", "server", "moba.proto"), tmp_path / "moba" / "server" / "moba.proto")
     rc = protoc.main(["protoc", f"-I{tmp_path}", f"--python_out={tmp_path}", f"--pyi_out={tmp_path}",
-                      f"--grpc_python_out={tmp_path}", str(tmp_path / "app" / "server" / "moba.proto")])
+                      f"--grpc_python_out={tmp_path}", str(tmp_path / "moba" / "server" / "moba.proto")])
     assert rc == 0
     for name in ("moba_pb2.py", "moba_pb2.pyi", "moba_pb2_grpc.py"):
-        with open(tmp_path / "app" / "server" / name) as f, open(os.path.join(ROOT, "app", "server", name)) as g:
-            assert f.read() == g.read(), f"{name} is stale: run sh app/server/gen_proto.sh"
+        with open(tmp_path / "moba" / "server" / name) as f, open(os.path.join(ROOT, "moba", "server", name)) as g:
+            assert f.read() == g.read(), f"{name} is stale: run sh moba/server/gen_proto.sh"

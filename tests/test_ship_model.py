@@ -1,11 +1,10 @@
-"""scripts/ship_model.py (issue 17): a shipped agent is a module checkpoint with a model card of measured win rates,
+"""scripts/ship_model.py: a shipped agent is a module checkpoint with a model card of measured win rates,
 loadable by name as model:PATH. The card can take the learning benchmark's final evaluation of the same checkpoint."""
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from test_kickstart import saved_module
 from test_training_e2e import tiny_smoke
 
@@ -21,7 +20,7 @@ FINAL = {"scripted_3": {"games": 100, "wins": 7, "draws": 50, "losses": 43, "win
 
 
 def test_a_model_is_shipped_with_the_benchmarks_win_rates(tmp_path, monkeypatch):
-    from policies.references import agent_maker
+    from policies.league.references import agent_maker
     from scripts import ship_model
     monkeypatch.setattr(ship_model, "MODELS_DIR", str(tmp_path / "models"))
     saved_module(tmp_path / "ckpt", tiny_smoke())

@@ -1,4 +1,4 @@
-"""scripts/speedup.py: eq. 2 of seeds/003."""
+"""scripts/speedup.py: eq. 2 of Five."""
 import json
 import os
 import subprocess

@@ -1,4 +1,4 @@
-"""Model surgery (policies/surgery.py, app/surgery.py): every op keeps every output on recorded games (>= 1,000
+"""Model surgery (policies/surgery/weights.py, app/surgery.py): every op keeps every output on recorded games (>= 1,000
 observations, LSTM state carried), the check can fail, new units get random incoming and zero outgoing weights, Adam's
 moments and the league's snapshots are carried, a surgered checkpoint resumes with the learning rate held, the env's
 switches (observation group, constant observation, new-action share) and bad requests."""
@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 import torch
 
-from app.env.moba_env import MobaEnv
-from app.env.observation import (GLOBAL_TIME, N_ACTION_IDS, N_GLOBAL, SCOREBOARD_OWN_TEAM_KILLS,
+from moba.env.moba_env import MobaEnv
+from moba.env.observation import (GLOBAL_TIME, N_ACTION_IDS, N_GLOBAL, SCOREBOARD_OWN_TEAM_KILLS,
                                  SCOREBOARD_OWN_TEAM_LAST_HITS, UNIT_SHIELD)
-from app.game.state import H_KILLS, H_LH
-from policies.output_diff import max_output_diff, pad_actions, record_games
-from policies.surgery import (NetworkShape, SurgeryError, add_observation_features, add_primary_action, apply,
+from moba.game.state import H_KILLS, H_LH
+from policies.surgery.output_diff import max_output_diff, pad_actions, record_games
+from policies.surgery.weights import (NetworkShape, SurgeryError, add_observation_features, add_primary_action, apply,
                               optimizer_state, parameter_names, plan, remove_observation_feature, widen, widen_lstm)
 
 torch.set_num_threads(1)
@@ -160,7 +160,7 @@ def test_adam_moments_are_carried_and_new_ones_start_at_zero(games, old):
 
 
 def test_league_snapshot_is_surgered_like_main(old, tmp_path):
-    from callbacks.league_play import load_weights, save_weights
+    from training.league_play import load_weights, save_weights
     shape, module = old
     path = str(tmp_path / "version_00001_iter_10.pt")
     save_weights(module.get_state(), path)
@@ -209,7 +209,7 @@ def test_env_switches_scoreboard_constant_and_new_action_share():
     env = MobaEnv({"mode": "1v1", "seed": 1, "observation_groups": ["scoreboard"],
                    "constant_observations": ["units.shield"], "new_actions": ["buyback", "shrine"],
                    "new_action_share": 0.0})
-    from policies.scripted import ScriptedAgent
+    from policies.agents.scripted import ScriptedAgent
     env.set_seed_stream(0, 0)  # a training env mixes a process-wide instance count into its seed: fix it
     obs, _ = env.reset(seed=1)
     bot = ScriptedAgent(1)
@@ -236,7 +236,7 @@ def test_env_switches_scoreboard_constant_and_new_action_share():
 
 
 def test_lr_hold_schedule():
-    from callbacks.schedules import schedule_values
+    from training.schedules import schedule_values
     sched = {"lr": {"unit": "iterations", "points": [[0, 3e-4]]}}
     hold = (11, 15, 0.0)  # restored at iteration 10, held for 5
     values = {it + 1: schedule_values(sched, it, 0, 4, hold)["lr"] for it in range(8, 17)}  # value for the next one
@@ -248,9 +248,9 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
     import yaml
 
     from app import surgery as cli
-    from app.train_config import validate
-    from policies.five_learner import LEAGUE_STATE_KEY
-    from policies.module_ids import MAIN
+    from training.run_config import validate
+    from policies.learning.five_learner import LEAGUE_STATE_KEY
+    from policies.model.module_ids import MAIN
     from test_training_e2e import SMOKE, build_algo
     with open(SMOKE) as f:
         raw = yaml.safe_load(f)
@@ -267,7 +267,7 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
     # the league's snapshots live in the trial directory, relative to it
     pool = algo._five_pool.state_dict()
     trial = os.path.dirname(ckpt)
-    from callbacks.league_play import save_weights
+    from training.league_play import save_weights
     from callbacks.trial_files import TrialFilesCallback
     for v in pool["versions"]:
         src = TrialFilesCallback.trial_path(algo, v["weights_path"])
@@ -329,8 +329,8 @@ def test_a_state_with_one_count_for_all_features_loads(old):
 def test_new_action_share_reaches_the_envs_through_the_wrapper():
     from types import SimpleNamespace
 
-    from app.env.reward_wrapper import PostprocessedRewardEnv
-    from callbacks.schedules import set_on_envs
+    from moba.env.reward_wrapper import PostprocessedRewardEnv
+    from training.schedules import set_on_envs
     envs = [PostprocessedRewardEnv(MobaEnv({"mode": "1v1", "new_actions": ["buyback"]})) for _ in range(2)]
     runner = SimpleNamespace(env=SimpleNamespace(envs=envs))
     assert set_on_envs(runner, "set_new_action_share", 0.25) == 2
@@ -339,7 +339,7 @@ def test_new_action_share_reaches_the_envs_through_the_wrapper():
 
 
 def test_restore_config_errors_name_the_field(tmp_path):
-    from app.train_config import INIT_DEFAULTS, validate
+    from training.run_config import INIT_DEFAULTS, validate
     assert INIT_DEFAULTS["lr_hold_iterations"] == 5 and INIT_DEFAULTS["lr_hold_lr"] == 0.0
     with pytest.raises(ValueError, match=r"config 'init.restore': must be the path of an algorithm checkpoint"):
         validate({"init": {"restore": str(tmp_path)}})

@@ -1,4 +1,4 @@
-"""The run configuration (app/train_config.py), the CLI's early failure (app/train.py) and the schedules
+"""The run configuration (training/run_config.py), the CLI's early failure (app/train.py) and the schedules
 (callbacks/schedules.py)."""
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import sys
 import pytest
 import yaml
 
-from app import train_config
-from app.env.config import DEFAULT_MAX_UNITS
-from callbacks.schedules import SCHEDULED, UNITS, Schedule, gamma_from_horizon, schedule_values
+from moba.env.config import DEFAULT_MAX_UNITS
+from training import run_config
+from training.schedules import SCHEDULED, UNITS, Schedule, gamma_from_horizon, schedule_values
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "tune_configs", "smoke.yaml")
@@ -27,20 +27,20 @@ def smoke_raw() -> dict:
 
 def error_of(raw: dict) -> str:
     with pytest.raises(ValueError) as e:
-        train_config.validate(raw)
+        run_config.validate(raw)
     return str(e.value)
 
 
 def with_key(dotted: str, value) -> dict:
-    return train_config.set_key(smoke_raw(), dotted, value)
+    return run_config.set_key(smoke_raw(), dotted, value)
 
 
 # ---- validation errors name the key and what is allowed --------------------------------------------------------------
 def test_defaults_fill_an_empty_config():
-    cfg = train_config.validate({})
-    assert cfg["ppo"] == train_config.PPO_DEFAULTS
-    assert cfg["reward"] == train_config.REWARD_DEFAULTS
-    assert cfg["resources"] == train_config.RESOURCE_DEFAULTS
+    cfg = run_config.validate({})
+    assert cfg["ppo"] == run_config.PPO_DEFAULTS
+    assert cfg["reward"] == run_config.REWARD_DEFAULTS
+    assert cfg["resources"] == run_config.RESOURCE_DEFAULTS
     assert set(cfg["schedules"]) == set(SCHEDULED)
     assert cfg["schedules"]["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3]]}
     assert cfg["stop"] == {"training_iteration": 10}
@@ -49,14 +49,14 @@ def test_defaults_fill_an_empty_config():
 def test_unknown_top_level_key():
     msg = error_of({**smoke_raw(), "learning_rate": 0.1})
     assert "'learning_rate'" in msg and "unknown key" in msg
-    for k in train_config.TOP_KEYS:
+    for k in run_config.TOP_KEYS:
         assert k in msg
 
 
 def test_unknown_ppo_key():
     msg = error_of(with_key("ppo.lr", 0.1))
     assert "'ppo.lr'" in msg
-    for k in train_config.PPO_DEFAULTS:
+    for k in run_config.PPO_DEFAULTS:
         assert k in msg
 
 
@@ -98,9 +98,9 @@ def test_out_of_range(dotted, value, expect):
 
 def test_sampling_ahead_needs_remote_batched_env_runners():
     raw = with_key("ppo.staleness", 1)
-    assert train_config.validate(raw)["ppo"]["staleness"] == 1  # smoke: one remote batched runner
+    assert run_config.validate(raw)["ppo"]["staleness"] == 1  # smoke: one remote batched runner
     for key, value in (("resources.num_env_runners", 0), ("resources.env_runner", "classic")):
-        msg = error_of(train_config.set_key(with_key("ppo.staleness", 1), key, value))
+        msg = error_of(run_config.set_key(with_key("ppo.staleness", 1), key, value))
         assert "'ppo.staleness'" in msg and "num_env_runners >= 1" in msg, msg
 
 
@@ -150,7 +150,7 @@ def test_bad_model_key():
 def test_bad_stop_key():
     msg = error_of(with_key("stop.episodes", 3))
     assert "'stop.episodes'" in msg
-    for k in train_config.STOP_KEYS:
+    for k in run_config.STOP_KEYS:
         assert k in msg
     msg = error_of(with_key("stop.training_iteration", -1))
     assert "'stop.training_iteration'" in msg and "positive" in msg
@@ -179,9 +179,9 @@ def test_bad_curriculum_names_the_key_and_the_allowed_values(curriculum, words):
 
 
 def test_the_curriculum_demotion_rule_is_off_unless_set():
-    assert train_config.validate({"opponents": {"curriculum": {"share": 0.5}}})["opponents"]["curriculum"][
+    assert run_config.validate({"opponents": {"curriculum": {"share": 0.5}}})["opponents"]["curriculum"][
         "demote_at"] is None
-    cfg = train_config.load(SMOKE, ["opponents.curriculum={share: 0.5, demote_at: 0.1}"])
+    cfg = run_config.load(SMOKE, ["opponents.curriculum={share: 0.5, demote_at: 0.1}"])
     assert cfg["opponents"]["curriculum"]["demote_at"] == 0.1
 
 
@@ -195,10 +195,10 @@ def test_bad_sweep_value_names_the_swept_key():
 def test_a_sweep_of_a_learner_ppo_key_becomes_a_grid_search_of_the_learners_config():
     from ray.rllib.algorithms.ppo import PPOConfig
 
-    from app.algorithm import param_space
+    from training.algorithm import param_space
     raw = smoke_raw()
     raw["sweep"] = {"ppo.kickstart_class_weight_power": [0.5, 0.0]}
-    cfg = train_config.validate(raw)
+    cfg = run_config.validate(raw)
     algo_config = PPOConfig().training(learner_config_dict={"kickstart_class_weight_power": 0.0, "schedules": {}})
     space = param_space(cfg, algo_config)
     assert space["learner_config_dict"]["kickstart_class_weight_power"] == {"grid_search": [0.5, 0.0]}
@@ -216,7 +216,7 @@ def test_a_key_that_cannot_be_swept_is_refused_naming_the_allowed_ones(key):
 
 # ---- load and --set --------------------------------------------------------------------------------------------------
 def test_set_overrides_apply_dotted_keys_with_yaml_values():
-    cfg = train_config.load(SMOKE, [
+    cfg = run_config.load(SMOKE, [
         "ppo.num_epochs=2", "env.mode=5v5", "reward.zero_sum=false", "ppo.dual_clip=3", "seed=7",
         "evaluation.opponents=[random, scripted]", "schedules.lr=1.0e-4",
         "schedules.team_spirit={unit: env_steps, points: [[0, 0.1], [1000, 0.9]]}",
@@ -235,34 +235,34 @@ def test_set_overrides_apply_dotted_keys_with_yaml_values():
 
 def test_set_override_errors():
     with pytest.raises(ValueError, match="expected key=value"):
-        train_config.load(SMOKE, ["ppo.num_epochs"])
+        run_config.load(SMOKE, ["ppo.num_epochs"])
     with pytest.raises(ValueError, match="'ppo.num_epochs'"):
-        train_config.load(SMOKE, ["ppo.num_epochs=two"])
+        run_config.load(SMOKE, ["ppo.num_epochs=two"])
     with pytest.raises(ValueError, match="'optimizer'"):
-        train_config.load(SMOKE, ["optimizer.lr=0.1"])
+        run_config.load(SMOKE, ["optimizer.lr=0.1"])
     with pytest.raises(ValueError, match="'name.first'"):
-        train_config.load(SMOKE, ["name.first=x"])  # name is not a section
+        run_config.load(SMOKE, ["name.first=x"])  # name is not a section
     with pytest.raises(ValueError, match="not found"):
-        train_config.load(os.path.join(ROOT, "tune_configs", "no_such_config.yaml"))
+        run_config.load(os.path.join(ROOT, "tune_configs", "no_such_config.yaml"))
 
 
 def test_set_key_creates_sections_without_touching_the_input_elsewhere():
     raw = {"ppo": {"num_epochs": 1}}
     before = copy.deepcopy(raw)
-    train_config.set_key(raw, "resources.num_env_runners", 0)
+    run_config.set_key(raw, "resources.num_env_runners", 0)
     assert raw == {**before, "resources": {"num_env_runners": 0}}
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "tune_configs", "*.yaml"))))
 def test_every_shipped_config_validates(path):
-    cfg = train_config.load(path)
+    cfg = run_config.load(path)
     assert cfg["name"]
-    again = train_config.validate(copy.deepcopy(cfg))  # a validated config is itself valid (run_config.yaml)
+    again = run_config.validate(copy.deepcopy(cfg))  # a validated config is itself valid (run_config.yaml)
     assert again == cfg
 
 
 def test_smoke_config_is_a_small_1v1_run():
-    cfg = train_config.load(SMOKE)
+    cfg = run_config.load(SMOKE)
     assert cfg["env"]["mode"] == "1v1"
     assert cfg["schedules"]["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3], [3.0, 0.8]]}
 
@@ -334,22 +334,22 @@ def test_constant_schedule_and_round_trip():
 
 
 def test_initial_schedule_values_use_the_run_frameskip():
-    cfg = train_config.load(SMOKE, ["env.frameskip=2", "schedules.gae_horizon_s=60.0"])
-    assert train_config.run_frameskip(cfg) == 2
-    initial = train_config.initial_schedule_values(cfg)
+    cfg = run_config.load(SMOKE, ["env.frameskip=2", "schedules.gae_horizon_s=60.0"])
+    assert run_config.run_frameskip(cfg) == 2
+    initial = run_config.initial_schedule_values(cfg)
     assert initial["gamma"] == pytest.approx(1 - (2 / 30) / 60.0)  # not the default frameskip's 1 - (4 / 30) / 60
     assert initial["team_spirit"] == pytest.approx(0.3)
-    assert train_config.run_frameskip(train_config.load(SMOKE)) == 4  # left out: the engine's default
+    assert run_config.run_frameskip(run_config.load(SMOKE)) == 4  # left out: the engine's default
 
 
 def test_gamma_from_horizon():
-    assert gamma_from_horizon(180, 4) == pytest.approx(0.99926, abs=5e-6)  # seeds/README: eq. 3
+    assert gamma_from_horizon(180, 4) == pytest.approx(0.99926, abs=5e-6)  # Five eq. 3
     assert gamma_from_horizon(180, 4) == pytest.approx(1 - (4 / 30) / 180, abs=1e-15)
     assert gamma_from_horizon(360, 4) > gamma_from_horizon(180, 4)  # a longer horizon, a larger gamma
 
 
 def test_schedule_values_adds_gamma():
-    cfg = train_config.load(SMOKE)
+    cfg = run_config.load(SMOKE)
     vals = schedule_values(cfg["schedules"], 0, 0, 4)
     assert set(vals) == set(SCHEDULED) | {"gamma"}
     assert vals["gamma"] == pytest.approx(gamma_from_horizon(180.0, 4))
@@ -377,7 +377,7 @@ def test_embedded_ray_advertises_enough_cpus_for_the_layout():
 
 def test_minibatch_larger_than_the_train_batch_is_rejected_before_ray():
     """RLlib refuses minibatch_size > train_batch_size_per_learner at build time: the config check says it first."""
-    from app.train_config import validate
+    from training.run_config import validate
     with pytest.raises(ValueError, match=r"ppo.minibatch_size.*<= ppo.train_batch_size \(4000\)"):
         validate({"ppo": {"train_batch_size": 4000, "minibatch_size": 4096}})
     assert validate({})["ppo"]["minibatch_size"] <= validate({})["ppo"]["train_batch_size"]
@@ -392,14 +392,14 @@ def test_trueskill_under_points_needs_references_rated_under_points(tmp_path):
     assert "'trueskill.time_limit_outcome'" in msg and "rated with 'draw'" in msg and str(refs) in msg
     refs.write_text(json.dumps({"mode": "5v5", "time_limit_outcome": "points",
                                 "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0}}}))
-    assert train_config.validate(raw)["trueskill"]["time_limit_outcome"] == "points"
+    assert run_config.validate(raw)["trueskill"]["time_limit_outcome"] == "points"
 
 
 def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
     """The line a run prints per iteration: the raw return (the post-processed one is ~0 in zero-sum self-play),
     the points and margin against the random agent, TrueSkill and the league when present, "-" where a value is
     missing (NaN: no game ended this iteration)."""
-    from app.progress import progress_line, progress_row
+    from training.progress import progress_line, progress_row
     result = {"training_iteration": 7, "time_this_iter_s": 2.0, "time_total_s": 14.0,
               "env_runners": {"num_env_steps_sampled": 1000, "num_env_steps_sampled_lifetime": 7000,
                               "num_agent_steps_sampled": {"main": 10000}, "episode_return_mean": 0.01,
@@ -421,7 +421,7 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
 
 def test_the_row_carries_how_far_the_update_moved_the_policy():
     """metrics.csv's update columns come from the main module's learner results (RLlib's gradient-norm key)."""
-    from app.progress import PROGRESS_COLUMNS, UPDATE_COLUMNS, progress_row
+    from training.progress import PROGRESS_COLUMNS, UPDATE_COLUMNS, progress_row
     learner = {"entropy_primary": 0.5, "entropy_offsets": 4.4, "approx_kl": 0.02, "clip_fraction": 0.12,
                "vf_explained_var": 0.4, "gradients_default_optimizer_global_norm": 3.5}
     row = progress_row({"training_iteration": 1, "learners": {"main": learner}})
@@ -450,11 +450,11 @@ def test_a_csv_with_older_columns_is_rewritten_with_the_new_ones_and_its_rows_ke
 
 
 def test_a_wall_clock_deadline_stops_a_run_and_nothing_before_it(monkeypatch):
-    from app.train_config import RunStopper
+    from training.run_config import RunStopper
     monkeypatch.setattr(RunStopper, "current", None)  # app.train.main sets it in this process (other tests)
-    stop = train_config.validate({"stop": {"timestamp": 1_000_000}})["stop"]
+    stop = run_config.validate({"stop": {"timestamp": 1_000_000}})["stop"]
     stopper = RunStopper(stop)
     assert not stopper("t", {"timestamp": 999_999, "training_iteration": 5})
     assert stopper("t", {"timestamp": 1_000_000, "training_iteration": 6})
     with pytest.raises(ValueError, match=r"stop\.wall"):
-        train_config.validate({"stop": {"wall": 5}})
+        run_config.validate({"stop": {"wall": 5}})

@@ -11,8 +11,8 @@ import pytest
 import torch
 import yaml
 
-from app import train_config
-from callbacks.schedules import Schedule
+from training import run_config
+from training.schedules import Schedule
 
 torch.set_num_threads(1)
 
@@ -31,16 +31,17 @@ def tiny_smoke(**changes) -> dict:
     raw["resources"].update(num_env_runners=0, num_envs_per_env_runner=1)
     raw["evaluation"]["interval"] = 0
     for k, v in changes.items():
-        train_config.set_key(raw, k.replace("__", "."), v)
-    return train_config.validate(raw)
+        run_config.set_key(raw, k.replace("__", "."), v)
+    return run_config.validate(raw)
 
 
 def build_algo(cfg, extra_callbacks=(), whole_batch=False):
     from ray.tune.registry import register_env
 
-    from app.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from callbacks import run_callbacks
     register_env(ENV_NAME, make_training_env)
-    config = build_algo_config(cfg)
+    config = build_algo_config(cfg, run_callbacks())
     if whole_batch:
         # one SGD step on the whole batch, so that the learner's logged batch statistics cover every sample
         config.training(minibatch_size=None, num_epochs=1)
@@ -71,12 +72,12 @@ def test_main_runs_and_resumes_with_schedules(ray_session, tmp_path, capsys):
     assert main(common + ["--set", "stop.training_iteration=3", "--resume"]) == 0
     rows = read_metrics(run_dir)
     assert [int(r["iteration"]) for r in rows] == [1, 2, 3], "--resume did not continue to the raised stop"
-    steps_per_iter = train_config.load(SMOKE)["ppo"]["train_batch_size"]
+    steps_per_iter = run_config.load(SMOKE)["ppo"]["train_batch_size"]
     # continued (not restarted): the lifetime env steps go on
     assert [float(r["env_steps"]) for r in rows] == [steps_per_iter * k for k in (1, 2, 3)]
     # the team spirit used in iteration k is the schedule at k - 1 (ScheduleCallback: applied before the first
     # iteration, then after each one for the next); the resumed iteration 3 uses the value at 2, not at 0
-    cfg = train_config.load(SMOKE)
+    cfg = run_config.load(SMOKE)
     ts = Schedule.parse("team_spirit", cfg["schedules"]["team_spirit"])
     logged = [float(r["team_spirit"]) for r in rows]
     assert logged == pytest.approx([ts.value(k, 0) for k in (0, 1, 2)])

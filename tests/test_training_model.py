@@ -1,5 +1,5 @@
 """The OpenAI Five network, its action distribution, observation normalization and the dual-clip surrogate
-(policies/five_module.py, action_distribution.py, normalization.py, five_learner.py). No Ray session needed."""
+(policies/model/five_module.py, action_distribution.py, normalization.py, five_learner.py). No Ray session needed."""
 from __future__ import annotations
 
 import itertools
@@ -11,14 +11,14 @@ import torch.nn.functional as F
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from app.env.actions import A_NOOP, N_PRIMARY
-from app.env.moba_env import MobaEnv
-from app.game.abilities import TARGET_TYPE_READS_UNIT
-from policies.action_distribution import FiveActionDistribution
-from policies.five_learner import dual_clip_surrogate
-from policies.five_module import FiveRLModule, gated_unit_logits
-from policies.normalization import NORM_CLIP, RunningNorm
-from policies.scripted import ScriptedAgent
+from moba.env.actions import A_NOOP, N_PRIMARY
+from moba.env.moba_env import MobaEnv
+from moba.game.abilities import TARGET_TYPE_READS_UNIT
+from policies.agents.scripted import ScriptedAgent
+from policies.learning.five_learner import dual_clip_surrogate
+from policies.model.action_distribution import FiveActionDistribution
+from policies.model.five_module import FiveRLModule, gated_unit_logits
+from policies.model.normalization import NORM_CLIP, RunningNorm
 
 torch.set_num_threads(1)
 
@@ -279,7 +279,7 @@ def test_head_entropy_has_the_action_entropy_value_without_its_pull_on_the_prima
 
 
 def test_the_heads_parts_of_logp_and_kl_add_up_and_count_only_the_read_parameters():
-    """head_logps and head_kls (the kickstart's split, policies/teacher_labels.py) sum to logp and kl; a parameter
+    """head_logps and head_kls (the kickstart's split, policies/learning/kickstart.py) sum to logp and kl; a parameter
     head's part is 0 where the primary does not read it, and the KL weights it by the probability that it is read."""
     p, q = tiny_dist(seed=8), tiny_dist(seed=9)
     for a in (action(0, d=1, u=1, x=1, y=7), action(1, d=2, u=1, x=3, y=5), action(2, d=3, u=0, x=0, y=8)):

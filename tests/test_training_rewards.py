@@ -1,15 +1,15 @@
-"""Training-side reward post-processing (app/env/reward_wrapper.py) and the win-probability label
-(policies/win_label.py)."""
+"""Training-side reward post-processing (moba/env/reward_wrapper.py) and the win-probability label
+(policies/learning/win_label.py)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from app.env.moba_env import MobaEnv
-from app.env.reward_wrapper import SCALE_WARMUP, PostprocessedRewardEnv, ReturnScaler
-from app.env.rewards import TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
-from policies.scripted import RandomAgent
-from policies.win_label import DRAW_LABEL, segment_label
+from moba.env.moba_env import MobaEnv
+from moba.env.reward_wrapper import SCALE_WARMUP, PostprocessedRewardEnv, ReturnScaler
+from moba.env.rewards import TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
+from policies.agents.scripted import RandomAgent
+from policies.learning.win_label import DRAW_LABEL, segment_label
 
 STEPS = 50
 
@@ -56,7 +56,7 @@ def test_postprocessed_rewards_are_zero_sum_and_match_postprocess_rewards():
             assert infos[a]["team_spirit"] == pytest.approx(0.3)
         expected = postprocess_rewards(raw - win, win, team_of, 0.3, game_time)
         np.testing.assert_allclose(r, expected, rtol=1e-12, atol=1e-12)
-        # and by hand (seeds/003 app. G): decay, team spirit, minus the enemy team's mean
+        # and by hand (Five app. G): decay, team spirit, minus the enemy team's mean
         d = (raw - win) * TIME_DECAY_BASE ** (game_time / TIME_DECAY_PERIOD_S) + win
         means = np.array([d[:5].mean(), d[5:].mean()])
         by_hand = 0.7 * d + 0.3 * means[team_of] - means[1 - team_of]
@@ -172,7 +172,7 @@ def test_rewards_are_divided_by_the_running_std_of_discounted_returns():
         PostprocessedRewardEnv(StubEnv(raw=[1.0, 0.25], win=[0.0, 0.0], game_time=0.0), normalize_gamma=1.0)
 
 
-# ---- the win-probability label (seeds/003 app. D, eq. 10) ---------------------------------------------------------
+# ---- the win-probability label (Five app. D, eq. 10) ---------------------------------------------------------
 @pytest.mark.parametrize("agent,terminated,truncated,winner,pred,expected", [
     # the game's last segment, the hero's team won or lost: the ground truth
     ("radiant_0", True, False, "radiant", 0.2, 1.0),

@@ -1,4 +1,4 @@
-"""Rating versions against references (seeds/003 app. J; policies/references.VersionRater) and the actor that does it
+"""Rating versions against references (Five app. J; policies/references.VersionRater) and the actor that does it
 beside training (callbacks/trueskill_rating.py)."""
 import csv
 import time
@@ -8,13 +8,13 @@ import ray
 import torch
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from app.env.moba_env import MobaEnv
-from app.train_config import TRUESKILL_DEFAULTS
+from moba.env.moba_env import MobaEnv
+from policies.league import ratings as R
+from policies.league.references import VersionRater
+from policies.model.five_module import FiveRLModule
+from policies.model.module_ids import MAIN
+from training.run_config import TRUESKILL_DEFAULTS
 from callbacks import trueskill_rating as T
-from policies import ratings as R
-from policies.five_module import FiveRLModule
-from policies.module_ids import MAIN
-from policies.references import VersionRater
 
 TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,
         "action_embed": 8, "categorical_embed": 4}

@@ -9,9 +9,9 @@ import torch
 import yaml
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-from app.env.moba_env import MobaEnv
-from callbacks.league_play import save_weights
-from policies.five_module import FiveRLModule
+from moba.env.moba_env import MobaEnv
+from policies.model.five_module import FiveRLModule
+from training.league_play import save_weights
 from scripts import version_curve
 
 TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,

@@ -1,4 +1,4 @@
-// The replay viewer (app/viewer/page.html): plays a replay of app/env/replay_file.py on a canvas, with the fog of
+// The replay viewer (app/viewer/page.html): plays a replay of moba/env/replay_file.py on a canvas, with the fog of
 // war per team, a timeline with the win probability and the events, a panel per hero and an event log.
 //
 // window.viewer is the page's state and controls, for people (the console) and for the browser tests:
@@ -485,7 +485,7 @@
     }
   }
 
-  // ---- the chart under the timeline: win probability (seeds/003 fig. 9) and events -----------------------------------
+  // ---- the chart under the timeline: win probability (Five fig. 9) and events -----------------------------------
   function winSeries() { // per team whose heroes a model plays: [t, P(radiant wins) as that team's model sees it]
     const out = [[], []];
     for (const rec of R) {

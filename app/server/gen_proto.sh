@@ -1,8 +1,0 @@
-#!/bin/sh
-# Regenerates the committed gRPC stubs of app/server/moba.proto (run from anywhere; needs grpcio-tools, pinned in
-# requirements.txt). The repository root is the include path, so the generated code imports
-# `from app.server import moba_pb2` (a package import).
-set -e
-cd "$(dirname "$0")/../.."
-python -m grpc_tools.protoc -I . --python_out=. --pyi_out=. --grpc_python_out=. app/server/moba.proto
-echo "regenerated app/server/moba_pb2.py, moba_pb2.pyi, moba_pb2_grpc.py"

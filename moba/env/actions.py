@@ -1,0 +1,215 @@
+"""The action space (Five app. F, Table 5), the action filters that build the masks, and the decoder that turns an
+agent's action into an engine order.
+
+An action is a Dict of five Discrete parameters: ``primary`` (what to do), ``delay`` (the tick inside the
+frameskip, app. L), ``target_unit`` (a row of the observation's unit table), ``offset_x`` and ``offset_y`` (-4..4
+steps). The primary action's target type (Table 5) decides which parameters are read; the rest are ignored. A
+masked or invalid choice is a no-op, never an error. Out-of-range values are rejected by ``validate_action``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from gymnasium import spaces
+from numba import njit
+
+from moba.game.abilities import (TARGET_TYPE_READS_UNIT, TT_POINT, TT_TELEPORT, TT_UNIT, TT_UNIT_OFFSET, TT_WARD,
+                                 UK_ALLY, UK_ATTACK, UK_ENEMY, UK_NONE, UK_TELEPORT)
+from moba.game.constants import BUILDING_TYPES, N_DELAYS, SHRINE_RADIUS, UT_HERO, UT_SHRINE
+from moba.game.items import ITEM_ACTIONS
+from moba.game.kernels import alive, buyback_cost, can_attack, can_target_spell, dist
+from moba.game.state import (F_MANA, F_SHRINE_CD, F_STUN_T, G_BB_CD, G_CD0, G_GOLD, G_ICD0, GF_TIME, H_AB0, H_CH0,
+                             H_IT0, H_LEVEL, H_UNIT, I_ALIVE, I_TEAM, I_TYPE, INVENTORY, OK_ABILITY, OK_ATTACK,
+                             OK_BUYBACK, OK_ITEM, OK_MOVE, OK_SHRINE, P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
+from moba.game.tables import A_MANA, A_PASSIVE, A_TT, A_UK, ABILITIES_PER_HERO, IS_CONSUMABLE
+
+# ---- primary actions -------------------------------------------------------------------------------------------------
+A_NOOP, A_MOVE, A_ATTACK = 0, 1, 2
+A_ABILITY0 = 3  # abilities 1-4: 3..6
+A_ITEM0 = A_ABILITY0 + ABILITIES_PER_HERO  # item actions, in ITEM_ACTIONS order: 7..13
+A_BUYBACK = A_ITEM0 + len(ITEM_ACTIONS)
+A_SHRINE = A_BUYBACK + 1
+N_PRIMARY = A_SHRINE + 1
+PRIMARY_NAMES = (("noop", "move", "attack") + tuple(f"ability_{k + 1}" for k in range(ABILITIES_PER_HERO))
+                 + tuple(f"item_{n}" for n in ITEM_ACTIONS) + ("buyback", "shrine"))
+
+N_OFFSETS = 9  # offsets -4..4 (app. F, figure 15)
+# Offset grid step per target type, in map units: caster offset (move, point spells, blink), regular offset
+# (from the selected unit), ward placement offset (app. F: "Regular", "Caster", "Ward" offsets)
+OFFSET_STEP_CASTER = 200.0
+OFFSET_STEP_REGULAR = 100.0
+OFFSET_STEP_WARD = 150.0
+# Action filters only offer unit targets within these radii of the hero (app. F: "check if there is a valid
+# target nearby")
+ATTACK_TARGET_RADIUS = 1500.0
+SPELL_TARGET_RADIUS = 1200.0
+
+ACTION_KEYS = ("primary", "delay", "target_unit", "offset_x", "offset_y")
+# doing nothing: no-op, no delay, the first unit row, the centre offset (each ignored by the no-op)
+NOOP_ACTION = {"primary": A_NOOP, "delay": 0, "target_unit": 0, "offset_x": N_OFFSETS // 2, "offset_y": N_OFFSETS // 2}
+
+
+def action_space(max_units: int) -> spaces.Dict:
+    return spaces.Dict({"primary": spaces.Discrete(N_PRIMARY), "delay": spaces.Discrete(N_DELAYS),
+                        "target_unit": spaces.Discrete(max_units), "offset_x": spaces.Discrete(N_OFFSETS),
+                        "offset_y": spaces.Discrete(N_OFFSETS)})
+
+
+def validate_action(agent_id: str, action, max_units: int) -> np.ndarray:
+    """Returns the action as 5 ints (ACTION_KEYS order) or raises ValueError naming the agent and the field."""
+    if not isinstance(action, dict):
+        raise ValueError(f"action for {agent_id}: expected a dict with keys {list(ACTION_KEYS)}, "
+                         f"got {type(action).__name__}")
+    unknown = set(action) - set(ACTION_KEYS)
+    if unknown:
+        raise ValueError(f"action for {agent_id}: unknown field(s) {sorted(unknown, key=repr)}; "
+                         f"allowed: {list(ACTION_KEYS)}")
+    out = np.zeros(5, np.int64)
+    sizes = (N_PRIMARY, N_DELAYS, max_units, N_OFFSETS, N_OFFSETS)
+    for i, (key, n) in enumerate(zip(ACTION_KEYS, sizes)):
+        if key not in action:
+            raise ValueError(f"action for {agent_id}: missing field {key!r}")
+        v = action[key]
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):  # the common case, checked cheaply
+            iv = int(v)
+        else:
+            arr = np.asarray(v)
+            if arr.shape != () or not (np.issubdtype(arr.dtype, np.integer) or
+                                       (np.issubdtype(arr.dtype, np.floating) and bool(np.isfinite(arr))
+                                        and float(arr) == math.floor(arr))):
+                raise ValueError(f"action for {agent_id}: field {key!r} must be a scalar integer, got {v!r}")
+            iv = int(arr)
+        if not 0 <= iv < n:
+            raise ValueError(f"action for {agent_id}: field {key!r} = {iv} out of range [0, {n - 1}]")
+        out[i] = iv
+    return out
+
+
+def hero_action_table(hero_ab: np.ndarray, abi: np.ndarray, ia_ab: np.ndarray):
+    """Per hero: (target type, unit kind) of each primary action, as (n_heroes, N_PRIMARY) int arrays."""
+    n = hero_ab.shape[0]
+    tt = np.zeros((n, N_PRIMARY), np.int64)
+    uk = np.zeros((n, N_PRIMARY), np.int64)
+    tt[:, A_MOVE] = TT_POINT
+    tt[:, A_ATTACK], uk[:, A_ATTACK] = TT_UNIT, UK_ATTACK
+    for k in range(ABILITIES_PER_HERO):
+        tt[:, A_ABILITY0 + k] = abi[hero_ab[:, k], A_TT]
+        uk[:, A_ABILITY0 + k] = abi[hero_ab[:, k], A_UK]
+    for k in range(len(ITEM_ACTIONS)):
+        tt[:, A_ITEM0 + k] = abi[ia_ab[k], A_TT]
+        uk[:, A_ITEM0 + k] = abi[ia_ab[k], A_UK]
+    return tt, uk
+
+
+@njit(cache=True)
+def unit_masks_for(uf, ui, vis, hero_unit, slot_units, out):
+    """out[kind, i] = 1 if observation row i may be the unit parameter of an action of that unit kind."""
+    out[:, :] = 0
+    if ui[hero_unit, I_ALIVE] == 0:
+        return
+    for i in range(slot_units.shape[0]):
+        v = slot_units[i]
+        if v < 0 or not alive(ui, v):
+            continue
+        d = dist(uf, hero_unit, v)
+        if d <= ATTACK_TARGET_RADIUS and can_attack(uf, ui, vis, hero_unit, v):
+            out[UK_ATTACK, i] = 1
+        if d <= SPELL_TARGET_RADIUS:
+            if can_target_spell(ui, vis, hero_unit, v, UK_ENEMY):
+                out[UK_ENEMY, i] = 1
+            if can_target_spell(ui, vis, hero_unit, v, UK_ALLY):
+                out[UK_ALLY, i] = 1
+        t = ui[v, I_TYPE]
+        if ui[v, I_TEAM] == ui[hero_unit, I_TEAM] and t != UT_HERO:
+            for b in BUILDING_TYPES:
+                if t == b:
+                    out[UK_TELEPORT, i] = 1
+
+
+@njit(cache=True)
+def action_mask_for(uf, ui, hf, hi, gf, h, tt_row, uk_row, umask, abi, abf, hero_ab, ia_ab, ia_item, item_stats,
+                    n_buildings_end, out):
+    """The action filters: out[a] = 1 if primary action a is available to hero h now."""
+    out[:] = 0
+    out[A_NOOP] = 1
+    u = hi[h, H_UNIT]
+    if ui[u, I_ALIVE] == 0:
+        if hf[h, G_BB_CD] <= 0.0 and hf[h, G_GOLD] >= buyback_cost(hi[h, H_LEVEL], gf[GF_TIME]):
+            out[A_BUYBACK] = 1
+        return
+    if uf[u, F_STUN_T] > 0.0:
+        return
+    out[A_MOVE] = 1
+    if umask[UK_ATTACK].any():
+        out[A_ATTACK] = 1
+    for k in range(ABILITIES_PER_HERO):
+        ab = hero_ab[h, k]
+        lv = hi[h, H_AB0 + k] - 1
+        if lv < 0 or abi[ab, A_PASSIVE] == 1 or hf[h, G_CD0 + k] > 0.0 or uf[u, F_MANA] < abf[ab, A_MANA + lv]:
+            continue
+        if uk_row[A_ABILITY0 + k] != UK_NONE and not umask[uk_row[A_ABILITY0 + k]].any():
+            continue
+        out[A_ABILITY0 + k] = 1
+    for k in range(ia_ab.shape[0]):
+        ab = ia_ab[k]
+        if hf[h, G_ICD0 + k] > 0.0 or uf[u, F_MANA] < abf[ab, A_MANA]:
+            continue
+        held = False
+        for s in range(INVENTORY):
+            if hi[h, H_IT0 + s] == ia_item[k] and (item_stats[ia_item[k], IS_CONSUMABLE] == 0.0
+                                                   or hi[h, H_CH0 + s] > 0):
+                held = True
+        if not held:
+            continue
+        if uk_row[A_ITEM0 + k] != UK_NONE and not umask[uk_row[A_ITEM0 + k]].any():
+            continue
+        out[A_ITEM0 + k] = 1
+    for s in range(n_buildings_end):
+        if ui[s, I_TYPE] == UT_SHRINE and alive(ui, s) and ui[s, I_TEAM] == ui[u, I_TEAM] \
+                and dist(uf, u, s) <= SHRINE_RADIUS and uf[s, F_SHRINE_CD] <= 0.0:
+            out[A_SHRINE] = 1
+
+
+def offset_step(target_type: int) -> float:
+    if target_type == TT_WARD:
+        return OFFSET_STEP_WARD
+    if target_type in (TT_UNIT_OFFSET, TT_TELEPORT):
+        return OFFSET_STEP_REGULAR
+    return OFFSET_STEP_CASTER
+
+
+def decode_action(act: np.ndarray, h: int, hero_pos: tuple, tt_row: np.ndarray, uk_row: np.ndarray,
+                  action_mask: np.ndarray, unit_masks: np.ndarray, slot_units: np.ndarray, out: np.ndarray) -> bool:
+    """Writes hero h's engine order for a validated action (5 ints) into `out` (a row of NP floats). Returns False
+    (and leaves `out` inactive) when the action is a no-op: noop, a masked primary action, or a masked unit."""
+    out[:] = 0.0
+    p, delay, unit_row, ox, oy = (int(x) for x in act)
+    if p == A_NOOP or not action_mask[p]:
+        return False
+    tt = int(tt_row[p])
+    unit = -1
+    if TARGET_TYPE_READS_UNIT[tt]:
+        if not unit_masks[uk_row[p], unit_row]:
+            return False
+        unit = int(slot_units[unit_row])
+    step = offset_step(tt)
+    dx, dy = (ox - N_OFFSETS // 2) * step, (oy - N_OFFSETS // 2) * step
+    if tt in (TT_POINT, TT_WARD):
+        dx, dy = hero_pos[0] + dx, hero_pos[1] + dy
+    if p == A_MOVE:
+        kind, arg = OK_MOVE, 0
+    elif p == A_ATTACK:
+        kind, arg = OK_ATTACK, 0
+    elif A_ABILITY0 <= p < A_ITEM0:
+        kind, arg = OK_ABILITY, p - A_ABILITY0
+    elif A_ITEM0 <= p < A_BUYBACK:
+        kind, arg = OK_ITEM, p - A_ITEM0
+    elif p == A_BUYBACK:
+        kind, arg = OK_BUYBACK, 0
+    else:
+        kind, arg = OK_SHRINE, 0
+    out[P_ACTIVE], out[P_TICK], out[P_KIND], out[P_ARG] = 1.0, delay, kind, arg
+    out[P_UNIT], out[P_X], out[P_Y] = unit, dx, dy
+    return True
+

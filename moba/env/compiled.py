@@ -1,0 +1,46 @@
+"""The compiled hot loops of the game and the environment, compiled ahead with a message.
+
+Numba compiles the engine's kernels (``moba/game/kernels.py``) and the environment's observation and mask kernels on
+first use and caches the machine code in ``__pycache__``. On a fresh checkout that is about a minute of silence in
+the first process that plays a game, and every env runner started at the same time would compile the same code
+again. ``compile_ahead`` plays one step of each mode up front, saying what it does when the cache is cold, so that
+the processes started after it (env runners, game servers) load the cache instead.
+"""
+from __future__ import annotations
+
+import time
+
+from moba.env import observation
+from moba.env.actions import NOOP_ACTION
+from moba.game import kernels
+from moba.game.teams import MODES
+
+# the compiled functions a game step calls from Python: when these are cached, so is everything they call
+ENTRY_POINTS = (kernels.run_ticks, kernels.update_vision, observation.encode_team)
+
+
+def is_cached(dispatcher) -> bool:
+    """Whether numba has compiled code for this function of the current source on disk (False when unknown)."""
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())  # numba's own check: the index of this source
+    except Exception:  # another numba version's internals: say it is not cached (at worst a needless message)
+        return False
+
+
+def compile_ahead(log=print) -> float:
+    """Compiles (or loads) every kernel a game step runs, in both modes; logs a line before and after when the cache
+    is cold. Returns the seconds it took."""
+    from moba.env.moba_env import MobaEnv
+    cold = not all(is_cached(f) for f in ENTRY_POINTS)
+    if cold:
+        log("Compiling the game engine with numba: about a minute, on the first run of a checkout only "
+            "(the machine code is cached in __pycache__)...")
+    t0 = time.time()
+    for mode in MODES:
+        env = MobaEnv({"mode": mode, "seed": 0, "evaluation": True})
+        env.reset()
+        env.step({a: dict(NOOP_ACTION) for a in env.possible_agents})
+    seconds = time.time() - t0
+    if cold:
+        log(f"Compiled in {seconds:.0f} s.")
+    return seconds

@@ -1,0 +1,219 @@
+"""``MobaEnv``: the RLlib ``MultiAgentEnv`` over the engine, for modes "5v5" and "1v1". Its class docstring is the
+environment's contract; ``docs/observations.md``, ``docs/actions.md`` and ``docs/rewards.md`` have the tables."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.annotations import override
+
+from moba.env.actions import action_space, decode_action, validate_action
+from moba.env.config import EnvConfig
+from moba.env.observation import ObservationEncoder, observation_space
+from moba.env.randomization import sample_game
+from moba.env.rewards import SIGNAL_INDEX, SIGNALS, RewardTracker, reward_weights
+from moba.game.constants import TICKS_PER_SECOND
+from moba.game.engine import Game
+from moba.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
+from moba.game.teams import TEAM_SIZE, agent_ids, winner_name
+
+_instance_counter = itertools.count()
+
+
+def next_instance_id() -> int:
+    """A process-wide counter that tells env instances of one process apart (mixed into their seeds)."""
+    return next(_instance_counter)
+
+
+def agent_spaces(agents: list[str], team_size: int, max_units: int, groups=()) -> tuple[dict, dict]:
+    """Every agent's observation and action space (the same for all heroes); `groups`: optional observation feature
+    groups (observation.OBSERVATION_GROUPS)."""
+    obs_space, act_space = observation_space(team_size, max_units, groups), action_space(max_units)
+    return {a: obs_space for a in agents}, {a: act_space for a in agents}
+
+
+class MobaEnv(MultiAgentEnv):
+    """A MOBA game of two teams, one agent per hero: 5v5 (Dota-like, Five) or 1v1 (Honor of Kings Arena-like,
+    HoK), on the engine of ``moba/game``.
+
+    ## Agents
+
+    ``possible_agents`` are ``"radiant_0" .. "radiant_{n-1}"`` then ``"dire_0" .. "dire_{n-1}"`` (n = 5 or 1,
+    ``moba/game/teams.py``); ``agents`` is always all of them: a dead hero stays an agent (its legal actions are
+    no-op and buyback), so that every hero gets an observation and acts at every step until the game ends.
+
+    ## Action space
+
+    Per agent, ``Dict`` of five ``Discrete`` parameters (``moba/env/actions.py``, Five app. F, Table 5):
+    ``primary`` (N_PRIMARY actions: no-op, move, attack, 4 abilities, 7 item actions, buyback, shrine), ``delay``
+    (the tick inside the frameskip, 0..3), ``target_unit`` (a row of the observation's unit table, 0..max_units-1),
+    ``offset_x`` and ``offset_y`` (0..8, i.e. -4..4 grid steps). The primary action's target type decides which
+    parameters are read. A masked primary action or unit (``action_mask``, ``unit_masks``) is a no-op, never an
+    error. ``step`` needs an action for every agent; a missing or unknown agent, a missing field or a value out of
+    range raises ``ValueError`` naming the agent, the field and the allowed range, before anything changes.
+
+    ## Observation space
+
+    Per agent, ``Dict`` of float32/int32 ``Box`` es (``moba/env/observation.py``, modelled on Five app. E,
+    Table 4): the global features, up to max_units units (the team's heroes first, then visible units nearest to
+    them), every hero's features, ids and items, ``me`` (which teammate this is), each teammate's private inputs
+    (minimap, previous action, lane assignment), and the action masks. Floats are not normalized (the model does
+    that). Enemy heroes in the fog of war are reported where and as they were last seen.
+
+    ## Rewards
+
+    Per agent, the sum of the raw signals of Five Table 6 (``moba/env/rewards.py``: win, hero death, xp, gold,
+    health, last hits, buildings, lane assignment, ...) weighted by ``reward_preset`` and ``reward_weights``.
+    ``infos[agent]["reward_signals"]`` has the weighted signals by name, ``infos[agent]["game_time_s"]`` the game
+    time. Zero sum, team spirit and time decay are not applied here: the training side does
+    (``moba/env/reward_wrapper.PostprocessedRewardEnv``).
+
+    ## Episode end
+
+    Destroying the enemy ancient (the crystal in 1v1) ends the game as ``terminated`` for every agent; the time limit
+    ends it as ``truncated`` (``"__all__"`` keys included). Every agent gets an observation at the last step, and
+    ``infos[agent]["winner"]`` is ``"radiant"``, ``"dire"`` or ``"none"`` (time limit). ``step`` after the end raises
+    ``RuntimeError``: call ``reset``.
+
+    ## Arguments
+
+    ``config``: a dict or RLlib ``EnvContext`` of ``EnvConfig`` keys (``moba/env/config.py``): ``mode`` ("5v5" or
+    "1v1"), ``seed``, ``frameskip`` (4: an agent acts every 4th of 30 ticks a second), ``time_limit_s`` (0: the
+    mode's default), ``max_units`` (0: 64 in 5v5, 32 in 1v1), ``action_offset`` (app. L), ``evaluation`` (true turns
+    every domain randomization off), ``evaluation_jitter`` (true by default; in evaluation mode, seeded jitter of the
+    heroes' spawn points and of the first creep wave, so that games between deterministic agents differ by seed),
+    ``randomize`` (which randomizations of app. O.2 are on), ``lineup``, ``reward_preset`` and ``reward_weights``. A
+    bad key or value raises ``ValueError`` naming it and the allowed values. A seeded training env mixes RLlib's
+    worker index and a per-process instance number into the seed, so that parallel envs play different games; an
+    evaluation env's game is decided by the seed alone. ``reset(seed=s)`` replays the same game for the same seed.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, config=None):
+        super().__init__()
+        config = {} if config is None else config  # an empty EnvContext is falsy: never `config or {}`
+        self.cfg = EnvConfig.from_dict(config)
+        self.worker_index = int(getattr(config, "worker_index", 0) or 0)
+        self.instance_id = next_instance_id()
+        self.team_size = TEAM_SIZE[self.cfg.mode]
+        self.n_heroes = 2 * self.team_size
+        self.possible_agents = agent_ids(self.cfg.mode)
+        self.agents = list(self.possible_agents)
+        self._index = {a: i for i, a in enumerate(self.possible_agents)}
+        self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, self.team_size,
+                                                                   self.cfg.max_units, self.cfg.observation_groups)
+        self.weights = reward_weights(self.cfg.reward_preset, self.cfg.reward_weights)
+        self._win = SIGNAL_INDEX["win"]
+        self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
+        self.game: Game | None = None
+        self._done = True
+        self.games_started = 0
+
+    def set_seed_stream(self, worker_index: int, instance_id: int):
+        """Seeds the game stream as the env `instance_id` of env runner `worker_index` would be seeded, so that an
+        env built elsewhere (a game server) replays the games of a local one."""
+        self.worker_index, self.instance_id = int(worker_index), int(instance_id)
+        self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
+
+    def _seed_sequence(self, seed):
+        # seed 42 on every runner and sub-env would play identical games: mix in the worker and the instance. An
+        # evaluation game is decided by its seed alone, so that it replays in any process
+        if seed is None:
+            return None
+        return [int(seed)] if self.cfg.evaluation else [int(seed), self.worker_index, self.instance_id]
+
+    # ---- gymnasium API -----------------------------------------------------------------------------------------------
+    @override(MultiAgentEnv)
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self._rng = np.random.default_rng(self._seed_sequence(seed))
+            self.games_started = 0  # a seeded reset replays the same game, first-game length included
+        setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0)
+        self.games_started += 1
+        self.game = Game(setup)
+        # a new action (model surgery, app. B) is legal in a share of games (drawn only when there is one, so that the
+        # game stream of a config without new actions stays as it was)
+        disabled = tuple(a for a in self.cfg.new_action_ids() if self._rng.random() >= self.cfg.new_action_share)
+        self.encoder = ObservationEncoder(self.game, self.cfg.max_units, self.cfg.observation_groups,
+                                          self.cfg.constant_columns(), disabled)
+        self.tracker = RewardTracker(self.game, self.lanes, self.lane_until)
+        self.prev_actions = np.zeros((self.n_heroes, 5), np.int64)
+        self._queued = None  # action offset (app. L): orders decided at T, applied at T+1
+        self._done = False
+        self.agents = list(self.possible_agents)
+        self._obs = self.encoder.encode(self.prev_actions, self.lanes, self.lane_until)
+        infos = {a: {"hero": self.game.hero_name(i), "lanes": self.lanes[i].tolist()}
+                 for i, a in enumerate(self.agents)}
+        return {a: self._obs[i] for i, a in enumerate(self.agents)}, infos
+
+    @override(MultiAgentEnv)
+    def step(self, action_dict):
+        if self._done:
+            raise RuntimeError("MobaEnv.step called on a finished game: call reset() first")
+        acts = self._validate(action_dict)  # raises before anything changes
+        orders = self._decode(acts)
+        self.prev_actions[:] = acts
+        if self.cfg.action_offset:
+            orders, self._queued = self._queued, orders
+        events = self.game.step(orders)
+        signals = self.tracker.step(self.game.frameskip / TICKS_PER_SECOND)
+        weighted = signals * self.weights
+        rewards_arr = weighted.sum(axis=1)
+        self._obs = self.encoder.encode(self.prev_actions, self.lanes, self.lane_until)
+        terminated = self.game.terminated
+        truncated = self.game.truncated
+        self._done = terminated or truncated
+        obs, rewards, infos = {}, {}, {}
+        for i, a in enumerate(self.possible_agents):
+            obs[a] = self._obs[i]
+            rewards[a] = float(rewards_arr[i])
+            infos[a] = {"reward_signals": dict(zip(SIGNALS, weighted[i].tolist())), "game_time_s": self.game.time}
+            if self._done:
+                infos[a]["winner"] = winner_name(self.game.winner)
+        terminateds = {a: terminated for a in self.possible_agents}
+        truncateds = {a: truncated and not terminated for a in self.possible_agents}
+        terminateds["__all__"] = terminated
+        truncateds["__all__"] = truncated and not terminated
+        self.last_events = events
+        return obs, rewards, terminateds, truncateds, infos
+
+    # ---- helpers -----------------------------------------------------------------------------------------------------
+    def _validate(self, action_dict) -> np.ndarray:
+        if not isinstance(action_dict, dict):
+            raise ValueError(f"actions: expected a dict keyed by agent id, got {type(action_dict).__name__}")
+        unknown = [a for a in action_dict if a not in self._index]
+        if unknown:
+            raise ValueError(f"actions: unknown agent id(s) {unknown}; allowed: {self.possible_agents}")
+        missing = [a for a in self.possible_agents if a not in action_dict]
+        if missing:
+            raise ValueError(f"actions: missing agent id(s) {missing}: every hero acts every step")
+        acts = np.zeros((self.n_heroes, 5), np.int64)
+        for a, act in action_dict.items():
+            acts[self._index[a]] = validate_action(a, act, self.cfg.max_units)
+        return acts
+
+    def _decode(self, acts: np.ndarray) -> np.ndarray:
+        s = self.game.s
+        orders = np.zeros((self.n_heroes, NP), np.float64)
+        for h in range(self.n_heroes):
+            team = h // self.team_size
+            o = self._obs[h]
+            u = s.hi[h, H_UNIT]
+            decode_action(acts[h], h, (s.uf[u, F_X], s.uf[u, F_Y]), self.encoder.tt[h], self.encoder.uk[h],
+                          o["action_mask"], o["unit_masks"], self.encoder.slot_units[team], orders[h])
+        orders[:, P_TICK] = np.minimum(orders[:, P_TICK], self.game.frameskip - 1)
+        orders[orders[:, P_ACTIVE] == 0, P_TICK] = 0
+        return orders
+
+    def set_new_action_share(self, share: float):
+        """The share of the next games in which the env config's new_actions are legal (the new_action_share
+        schedule, callbacks/schedules.py)."""
+        if not 0.0 <= float(share) <= 1.0:
+            raise ValueError(f"new_action_share must be in [0, 1], got {share!r}")
+        self.cfg.new_action_share = float(share)
+
+    def observations(self) -> dict:
+        """The latest observation of every agent (for scripted agents and tools)."""
+        return {a: self._obs[i] for i, a in enumerate(self.possible_agents)}

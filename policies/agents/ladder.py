@@ -1,0 +1,36 @@
+"""The ladder of reference agents: from the random agent to the full scripted bot, each level the scripted
+bot (``policies/agents/scripted.py``) under a named ``Handicap``. Each level beats the one below it in at least
+``LADDER_TARGET_WIN_RATE`` of evaluation games in both modes (``python scripts/win_rate.py --ladder`` measures it;
+the README has the table), so that the reference pools rated with the whole ladder
+(``tune_configs/references_*.json``) give TrueSkill curves steps that can be seen.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from policies.agents.scripted import FULL_BOT, Handicap
+
+RANDOM_LEVEL = "random"  # the ladder's floor: uniformly random legal actions (the TrueSkill anchor, mu = 0)
+LADDER_HANDICAPS = {
+    # scripted_2's handicaps, and slow (a decision every 8 agent steps, ~1 s), one last hit in four, and it fights
+    # on down to 10% health
+    "scripted_1": Handicap(reaction_steps=7, abilities=False, items=False, last_hits=0.25, retreat_hp=0.1),
+    # casts no ability and uses no item; otherwise the full bot
+    "scripted_2": Handicap(abilities=False, items=False),
+    "scripted_3": FULL_BOT,  # the full bot, also known as "scripted"
+}
+LADDER = (RANDOM_LEVEL, *LADDER_HANDICAPS)  # weakest first
+# Warm-up levels between the random agent and scripted_1, for a curriculum from scratch: scripted_1 taking the random
+# agent's action in the given share of its decisions. A young agent that has just passed the random agent wins none of
+# its games against scripted_1 (tune_configs/hok_1v1_curriculum.yaml's comment has the curve); these fill the gap.
+# They are curriculum steps, not rated levels of the ladder.
+WARMUP_RANDOM_SHARES = {"scripted_1_r75": 0.75, "scripted_1_r50": 0.5, "scripted_1_r25": 0.25}
+WARMUP_HANDICAPS = {name: replace(LADDER_HANDICAPS["scripted_1"], random_actions=share)
+                    for name, share in WARMUP_RANDOM_SHARES.items()}
+WARMUP_LADDER = (RANDOM_LEVEL, *WARMUP_HANDICAPS, *LADDER_HANDICAPS)  # weakest first
+LADDER_TARGET_WIN_RATE = 0.75  # each level wins at least this share of its games against the level below
+
+
+def ladder_pairs() -> list[tuple[str, str]]:
+    """(level, the level below it) for each step of the ladder, weakest first."""
+    return list(zip(LADDER[1:], LADDER[:-1]))

@@ -1,0 +1,234 @@
+"""Reference agents and rating by games (Five app. J, HoK app. H.4): the references file, the agents it
+names, one rated game, rating the references against each other, and rating versions of a trained agent against
+them. The rating math is ``policies/league/ratings.py``; the CLI is ``python -m app.rate``; rating beside training is
+``callbacks/trueskill_rating.py``.
+
+The references file (JSON) lists the reference agents and, once rated, their TrueSkill::
+
+    {"mode": "1v1", "time_limit_outcome": "draw", "time_limit_s": 1200.0,
+     "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2},
+                "scripted_2": {"kind": "scripted_2", "mu": 17.3, "sigma": 1.1},
+                "v40": {"kind": "checkpoint", "path": "results/run/.../checkpoint_000003"}}}
+
+An agent's kind is an agent name (``policies/agents.AGENTS``: the ladder's levels of ``policies/agents/ladder.py``,
+"scripted"
+or "random") or "checkpoint". A new pool is the whole ladder, from the random agent to the full scripted bot.
+``time_limit_outcome`` is the rule the pool was rated with (ratings.game_score; a file without one: "draw"): a
+version is rated only under the same rule, since a rating measured with capped games as draws is not comparable to
+one where they are decided on points. ``time_limit_s`` records the rating games' time limit.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+
+from moba.env.moba_env import MobaEnv
+from moba.env.observation import groups_of_space
+from moba.game.teams import DEFAULT_TIME_LIMIT_S, TEAM_NAMES, side_of_game
+from policies.agents.by_name import AGENTS, make_agent, play_game
+from policies.agents.ladder import LADDER
+from policies.agents.module_agent import ModuleAgent
+from policies.league import ratings as R
+from policies.model.module_ids import module_checkpoint_dir
+
+CHECKPOINT_KIND = "checkpoint"
+BUILTIN_REFERENCES = {name: {"kind": name} for name in LADDER}  # a new pool: the whole ladder
+REFERENCE_KINDS = (*AGENTS, CHECKPOINT_KIND)
+
+
+# ---- the references file ---------------------------------------------------------------------------------------------
+def load_references(path: str | None, mode: str) -> dict:
+    """The references file at `path`; a missing file (or None) starts an unrated pool of the whole ladder (the random
+    agent to the full scripted bot)."""
+    if path is None or not os.path.exists(path):
+        return {"mode": mode, "agents": {k: dict(v) for k, v in BUILTIN_REFERENCES.items()}}
+    with open(path) as f:
+        refs = json.load(f)
+    if refs.get("mode") != mode:
+        raise ValueError(f"references {path!r} were rated in mode {refs.get('mode')!r}, not {mode!r}")
+    for name, spec in refs.get("agents", {}).items():
+        if spec.get("kind") not in REFERENCE_KINDS:
+            raise ValueError(f"references {path!r}: agent {name!r} kind must be one of {list(REFERENCE_KINDS)}")
+    return refs
+
+
+def references_outcome_rule(refs: dict, time_limit_outcome: str) -> None:
+    """Raises unless the references were rated under the same time-limit rule (a file without one: "draw")."""
+    rated = refs.get("time_limit_outcome", R.DEFAULT_TIME_LIMIT_OUTCOME)
+    if rated != time_limit_outcome:
+        raise ValueError(f"time_limit_outcome {time_limit_outcome!r}: the references were rated with "
+                         f"{rated!r}; rate them again with --rate-references --time-limit-outcome "
+                         f"{time_limit_outcome}")
+
+
+def reference_ratings(refs: dict) -> dict:
+    """The pool's TrueSkill by name, from a rated references dict; an unrated agent is an error naming it."""
+    env = R.trueskill_env()
+    pool = {}
+    for name, spec in refs.get("agents", {}).items():
+        if "mu" not in spec or "sigma" not in spec:
+            raise ValueError(f"reference {name!r} has no rating (mu, sigma) yet: run --rate-references first "
+                             f"(python -m app.rate --rate-references --references FILE)")
+        pool[name] = env.create_rating(mu=spec["mu"], sigma=spec["sigma"])
+    if not pool:
+        raise ValueError("the references list no agent")
+    return pool
+
+
+# ---- agents and games ------------------------------------------------------------------------------------------------
+def load_module(path: str):
+    """The "main" RLModule of an algorithm checkpoint, or an RLModule checkpoint directory."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+    for candidate in (module_checkpoint_dir(path), path):
+        if os.path.isfile(os.path.join(candidate, "class_and_ctor_args.pkl")):
+            return RLModule.from_checkpoint(os.path.abspath(candidate))
+    raise ValueError(f"checkpoint {path!r}: neither an algorithm checkpoint (with {module_checkpoint_dir('')}) "
+                     f"nor an RLModule checkpoint directory")
+
+
+MODEL_PREFIX = "model:"  # an agent named "model:PATH" is the module checkpoint at PATH (a bare path works too)
+
+
+def agent_path(name: str) -> str | None:
+    """The checkpoint path an agent name stands for ("model:PATH" or PATH), None for a name of AGENTS; a name that
+    is neither is a ValueError naming what is allowed."""
+    if name in AGENTS:
+        return None
+    path = name[len(MODEL_PREFIX):] if name.startswith(MODEL_PREFIX) else name
+    if not os.path.exists(path):
+        raise ValueError(f"agent {name!r}: neither an agent name (one of {sorted(AGENTS)}) nor a checkpoint path "
+                         f"({MODEL_PREFIX}PATH or PATH)")
+    return path
+
+
+def agent_maker(name: str, explore: bool = True, env=None):
+    """A function seed -> a fresh agent: one of policies.agents.by_name.AGENTS by name, or a ModuleAgent of the
+    checkpoint
+    at path `name` ("model:PATH" or PATH; loaded once; explore: sample its actions as in training; False: the most
+    likely ones). With `env` (a MobaEnv), a checkpoint trained on another game (mode, max_units) is a ValueError."""
+    path = agent_path(name)
+    if path is None:
+        return lambda seed: make_agent(name, seed)
+    module = load_module(path)
+    if env is not None and module.observation_space != env.observation_spaces[env.possible_agents[0]]:
+        raise ValueError(f"checkpoint {name!r} was trained on another game: its observation space is not that of "
+                         f"mode {env.cfg.mode!r} with max_units {env.cfg.max_units} (play it in its own mode)")
+    return lambda seed: ModuleAgent(module, explore=explore)
+
+
+def make_reference_agent(name: str, spec: dict, seed: int):
+    kind = spec.get("kind")
+    if kind == CHECKPOINT_KIND:
+        return ModuleAgent(load_module(spec["path"]))
+    if kind in AGENTS:
+        return make_agent(kind, seed)
+    raise ValueError(f"reference {name!r}: kind must be one of {list(REFERENCE_KINDS)}, got {kind!r}")
+
+
+def play_rated_game(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: float, on_step=None,
+                    time_limit_outcome: str = R.DEFAULT_TIME_LIMIT_OUTCOME, env: dict | None = None) -> float:
+    """One evaluation-mode game of agent a (playing `a_side`) against agent b; returns a's score (ratings.WIN, DRAW
+    or LOSS; a game stopped by the time limit counts as `time_limit_outcome` says, ratings.game_score).
+    `on_step(env)` runs after every step; `env`: more env config keys (the observation groups of a surgered model)."""
+    if a_side not in TEAM_NAMES:
+        raise ValueError(f"a_side must be one of {list(TEAM_NAMES)}, got {a_side!r}")
+    env = MobaEnv({**(env or {}), "mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
+    radiant, dire = (agent_a, agent_b) if a_side == TEAM_NAMES[0] else (agent_b, agent_a)
+    s = play_game(env, radiant, dire, seed=seed, on_step=on_step)
+    return R.game_score(a_side, s["winner"], R.team_margin(a_side, s["raw_return"]), time_limit_outcome)
+
+
+# ---- rating ----------------------------------------------------------------------------------------------------------
+def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int = 0, log=print,
+                        time_limit_outcome: str = R.DEFAULT_TIME_LIMIT_OUTCOME) -> dict:
+    """Plays every pair of references (`games` per pair, alternating sides) and writes their ratings into `refs`,
+    anchored so that the random agent has mu = 0, with the games, the time-limit rule and the time limit."""
+    names = sorted(refs["agents"])
+    if R.ANCHOR_AGENT not in names:
+        raise ValueError(f"the reference pool needs the {R.ANCHOR_AGENT!r} agent (it anchors mu = 0)")
+    results = []
+    for a, b in itertools.combinations(names, 2):
+        for g in range(games):
+            agents = [make_reference_agent(n, refs["agents"][n], seed + g) for n in (a, b)]
+            s = play_rated_game(refs["mode"], agents[0], agents[1], side_of_game(g), seed + g, time_limit_s,
+                                time_limit_outcome=time_limit_outcome)
+            results.append((a, b, s))
+        wins = sum(s for x, y, s in results if (x, y) == (a, b))
+        log(f"{a} vs {b}: {wins:.1f}/{games} for {a}")
+    rated = R.rate_references(results)
+    for n, r in rated.items():
+        refs["agents"][n].update({"mu": r.mu, "sigma": r.sigma})
+    refs["games"] = [list(x) for x in results]
+    refs["time_limit_outcome"] = time_limit_outcome
+    refs["time_limit_s"] = float(time_limit_s or DEFAULT_TIME_LIMIT_S[refs["mode"]])
+    return refs
+
+
+class VersionRater:
+    """Rates versions of an agent against a fixed pool of rated references (app. J): a version starts at the
+    previous version's mu, plays the eligible reference (within 10 points of its mu) played least so far, alternating
+    sides, and its rating moves after each game while the references stay constant."""
+
+    def __init__(self, references: dict, start_mu: float | None = None, explore: bool = True,
+                 time_limit_outcome: str = R.DEFAULT_TIME_LIMIT_OUTCOME):
+        """references: a rated references dict; start_mu: the mu of the version rated before (a resumed run, or the
+        CLI's --start-mu), if any; explore: sample the version's actions as in training (False: the most likely
+        ones); time_limit_outcome: how a game stopped by the time limit counts (ratings.game_score)."""
+        if "mode" not in references:
+            raise ValueError("the references have no game mode ('mode')")
+        references_outcome_rule(references, time_limit_outcome)
+        self.time_limit_outcome = time_limit_outcome
+        self.mode = references["mode"]
+        self.specs = references["agents"]
+        self.pool = reference_ratings(references)
+        self.explore = explore
+        self.ratings: dict = {}  # version -> trueskill.Rating
+        self.start = None if start_mu is None else R.new_version_rating(R.trueskill_env().create_rating(start_mu))
+
+    def previous_rating(self, version: int):
+        """The rating of the latest rated version before `version`, or None."""
+        earlier = [v for v in self.ratings if v < version]
+        return self.ratings[max(earlier)] if earlier else self.start
+
+    def rate(self, version: int, module, games: int, time_limit_s: float, seed: int, on_step=None,
+             log=None) -> dict:
+        """Plays `games` games of `module` (an RLModule with the version's weights) and returns its rating, the game
+        counts and one row per game. `on_step(env)` runs after every game step (the background rater's throttle);
+        `log(row)` after every game."""
+        t0 = time.time()
+        agent = ModuleAgent(module, explore=self.explore)
+        # the games in the module's observation layout (a surgered model's groups; its checkpoint references were
+        # surgered with it, app/surgery.py --references)
+        env = {"observation_groups": list(groups_of_space(module.observation_space))}
+        rating = R.new_version_rating(self.previous_rating(version))
+        counts, rows = {}, []
+        for g in range(games):
+            name = R.pick_reference(rating.mu, self.pool, counts)
+            counts[name] = counts.get(name, 0) + 1
+            side = side_of_game(g)
+            opponent = make_reference_agent(name, self.specs[name], seed + g)
+            score = play_rated_game(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step=on_step,
+                                    time_limit_outcome=self.time_limit_outcome, env=env)
+            rating = R.update_against_reference(rating, self.pool[name], score)
+            rows.append({"game": g, "reference": name, "reference_mu": self.pool[name].mu, "side": side,
+                         "score": score, "mu": rating.mu, "sigma": rating.sigma})
+            if log is not None:
+                log(rows[-1])
+        self.ratings[version] = rating
+        scores = [r["score"] for r in rows]
+        return {"version": version, "mu": rating.mu, "sigma": rating.sigma, "games": games,
+                "wins": scores.count(R.WIN), "draws": scores.count(R.DRAW), "losses": scores.count(R.LOSS),
+                "wall_s": time.time() - t0, "opponents": counts, "rows": rows}
+
+
+def summary_table(rows, refs):
+    """Games, wins, draws and win rate per reference, with the reference's rating (a pandas DataFrame)."""
+    import pandas as pd
+    df = pd.DataFrame(rows)
+    t = df.groupby("reference").agg(games=("score", "size"), wins=("score", lambda s: int((s == R.WIN).sum())),
+                                    draws=("score", lambda s: int((s == R.DRAW).sum())), win_rate=("score", "mean"))
+    t["reference_mu"] = [refs["agents"][n]["mu"] for n in t.index]
+    t["reference_sigma"] = [refs["agents"][n]["sigma"] for n in t.index]
+    return t

@@ -1,0 +1,69 @@
+"""GAE on the values the env runners computed while acting (Five app. C: GAE with lambda 0.95).
+
+RLlib's ``GeneralAdvantageEstimation`` learner connector runs the value network over the whole train batch before
+the first gradient step: a second forward pass of every sample (10% of a 5v5 iteration in the throughput profile).
+In synchronous PPO the env runners act with the learner's current weights and observation statistics, so the values
+they computed while acting are those values. The batched env runner (training/batched_env_runner.py) keeps each step's
+value (``Columns.VF_PREDS``) and, for a chunk that does not end the game, the value of the observation after its last
+step (``BOOTSTRAP_VALUE`` in the episode's ``custom_data``). ``RunnerValueGAE`` computes advantages and value targets
+from those, as RLlib's connector does from its own forward pass; episodes without them (RLlib's classic env runner)
+go through RLlib's connector unchanged.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from ray.rllib.connectors.learner import GeneralAdvantageEstimation
+from ray.rllib.core.columns import Columns
+from ray.rllib.evaluation.postprocessing import Postprocessing
+from ray.rllib.utils.annotations import override
+from ray.rllib.utils.numpy import convert_to_numpy
+from ray.rllib.utils.postprocessing.value_predictions import compute_value_targets
+from ray.rllib.utils.postprocessing.zero_padding import split_and_zero_pad_n_episodes, unpad_data_if_necessary
+
+BOOTSTRAP_VALUE = "bootstrap_value"  # episode.custom_data key: V(observation after the chunk's last step)
+ADVANTAGE_STD_FLOOR = 1e-4  # RLlib's: advantages are standardized by max(floor, std)
+
+
+def runner_values(episode) -> np.ndarray | None:
+    """The values of an episode chunk that ``AddOneTsToEpisodesAndTruncate`` extended by one step: the runner's value
+    of each real step, then the bootstrap value at the artificial one; None if the runner did not record them."""
+    if BOOTSTRAP_VALUE not in episode.custom_data or Columns.VF_PREDS not in episode.extra_model_outputs:
+        return None
+    steps = np.asarray(episode.get_extra_model_outputs(Columns.VF_PREDS, slice(0, len(episode) - 1)), np.float32)
+    return np.append(steps, np.float32(episode.custom_data[BOOTSTRAP_VALUE]))
+
+
+class RunnerValueGAE(GeneralAdvantageEstimation):
+    """RLlib's GAE connector, on the env runners' values when every episode carries them (module docstring)."""
+
+    @override(GeneralAdvantageEstimation)
+    def __call__(self, *, rl_module, episodes, batch, **kwargs):
+        sa_episodes = list(self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False))
+        values = [runner_values(e) for e in sa_episodes]
+        if not sa_episodes or any(v is None for v in values):
+            return super().__call__(rl_module=rl_module, episodes=episodes, batch=batch, **kwargs)
+        for module_id, module_batch in batch.items():
+            mine = [i for i, e in enumerate(sa_episodes) if e.module_id in (None, module_id)]
+            if not mine or not hasattr(rl_module[module_id], "compute_values"):
+                continue
+            lens = [len(sa_episodes[i]) for i in mine]
+            vf_preds = np.concatenate([values[i] for i in mine])
+
+            def unpadded(column):
+                return unpad_data_if_necessary(lens, convert_to_numpy(module_batch[column]))
+
+            targets = compute_value_targets(values=vf_preds, rewards=unpadded(Columns.REWARDS),
+                                            terminateds=unpadded(Columns.TERMINATEDS),
+                                            truncateds=unpadded(Columns.TRUNCATEDS), gamma=self.gamma,
+                                            lambda_=self.lambda_)
+            advantages = targets - vf_preds
+            advantages = (advantages - advantages.mean()) / max(ADVANTAGE_STD_FLOOR, advantages.std())
+            module = rl_module[module_id]
+            device = module_batch[Columns.REWARDS].device
+            for key, data in ((Postprocessing.ADVANTAGES, advantages), (Postprocessing.VALUE_TARGETS, targets)):
+                if module.is_stateful():
+                    data = np.stack(split_and_zero_pad_n_episodes(
+                        data, episode_lens=lens, max_seq_len=module.model_config["max_seq_len"]), axis=0)
+                module_batch[key] = torch.from_numpy(np.ascontiguousarray(data, np.float32)).to(device)
+        return batch

@@ -1,0 +1,373 @@
+"""The PPO learner for the OpenAI Five module.
+
+On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus, optional KL):
+
+- dual-clip PPO (HoK app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
+- the entropy bonus on the whole action's entropy or on each head's (``entropy_bonus``, training/run_config.py);
+- the auxiliary win-probability head (Five app. D), trained with a small weight on the label of eq. 10;
+- the running observation statistics of the module merge every observation of an update's episodes once, after its
+  gradient steps (app. E), so that all minibatches of an update normalize as the env runners did when they acted;
+- GAE uses the values the env runners computed while acting when they recorded them (policies/learning/advantages.py),
+  instead of a second forward pass over the batch;
+- the torch thread count of each minibatch is measured and chosen (policies/learning/learner_threads.py) unless fixed;
+- the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
+- the opponent pool's and the curriculum's states ride in the learner's state (``league_state``,
+  ``curriculum_state``), so that checkpoints carry them;
+- ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient and the
+  GAE discount;
+- Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
+
+Settings come from ``config.learner_config_dict`` (the ``ppo:`` and ``resources:`` sections of a run config,
+training/run_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``kickstart_class_weight_power``,
+``kickstart_params_floor``, ``entropy_bonus`` ("action" or "heads"), ``adam_beta1``, ``adam_beta2``,
+``learner_threads``.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import tree
+from ray.rllib.algorithms.ppo.ppo import (LEARNER_RESULTS_KL_KEY, LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY,
+                                          LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY)
+from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+from ray.rllib.connectors.connector_v2 import ConnectorV2
+from ray.rllib.connectors.learner import GeneralAdvantageEstimation
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.learner.learner import ENTROPY_KEY, POLICY_LOSS_KEY, VF_LOSS_KEY
+from ray.rllib.evaluation.postprocessing import Postprocessing
+from ray.rllib.policy.sample_batch import SampleBatch
+from ray.rllib.utils.annotations import override
+from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
+from ray.rllib.utils.torch_utils import explained_variance
+
+from policies.learning.advantages import RunnerValueGAE
+from policies.learning.kickstart import (TEACHER_ACTION, TeacherClassWeights, agent_teacher, head_weights, kickstart_on,
+                                     primary_and_params, teacher_nll)
+from policies.learning.learner_threads import ThreadChooser
+from policies.learning.win_label import WIN_LABEL
+from policies.model.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
+from policies.model.module_ids import MAIN
+
+INIT_KEY = "five_init"  # learner_config_dict: the run config's init section (init.teacher: the kickstart teacher)
+LEAGUE_STATE_KEY = "five_league_pool"
+CURRICULUM_STATE_KEY = "five_curriculum"
+SAMPLES_OPTIMIZED = "samples_optimized"
+AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
+
+
+# glibc's malloc: blocks above the mmap threshold go back to the OS when freed, so each minibatch would page-fault its
+# large tensors (the (units, hidden) activations, ~25 MB in 5v5) afresh: 5-10% of a CPU update. The learner keeps them.
+MALLOC_MMAP_THRESHOLD = 32 << 20  # bytes: glibc's largest allowed value on 64-bit systems
+MALLOC_TRIM_THRESHOLD = 1 << 30  # bytes of free heap top before glibc returns it to the OS
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # mallopt's parameter numbers (malloc.h)
+
+
+def keep_freed_memory() -> bool:
+    """Raises glibc's thresholds so that freed tensor memory is reused instead of returned to the OS; False where
+    the C library is not glibc (nothing changed)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return bool(libc.mallopt(M_MMAP_THRESHOLD, MALLOC_MMAP_THRESHOLD)
+                    and libc.mallopt(M_TRIM_THRESHOLD, MALLOC_TRIM_THRESHOLD))
+    except (OSError, AttributeError):
+        return False
+
+
+def shuffle_by_team(batch: SampleBatch, module) -> SampleBatch:
+    """SampleBatch.shuffle for a zero-padded batch of sequences, by team: the sequences of a team's heroes over the
+    same steps stay next to each other (in a random order of teams), so that a minibatch holds whole teams and the
+    module encodes each team once (policies/model/five_module.py). Teammates are found as the module finds them, by
+    equal
+    team inputs at the first step of their sequences."""
+    n = len(batch[SampleBatch.SEQ_LENS])
+    _, group = module.team_groups({k: batch[Columns.OBS][k][:, 0] for k in TEAM_ENCODER_KEYS})
+    group = np.arange(n) if group is None else group.cpu().numpy()
+    rank = np.random.permutation(int(group.max()) + 1)[group]  # a random position for each team
+    permutation = np.argsort(rank, kind="stable")
+    data = dict(batch)
+    infos = data.pop(Columns.INFOS, None)
+    batch.update(tree.map_structure(lambda v: v[permutation], data))
+    if infos is not None:
+        batch[Columns.INFOS] = [infos[i] for i in permutation]
+    batch.intercepted_values = {}
+    return batch
+
+
+def dual_clip_surrogate(adv, ratio, clip: float, dual_clip: float | None):
+    """PPO's clipped surrogate; with dual_clip c, for A < 0 it is max(min(rA, clip(r)A), cA) (HoK H.1)."""
+    surrogate = torch.min(adv * ratio, adv * torch.clamp(ratio, 1 - clip, 1 + clip))
+    if dual_clip is not None:
+        surrogate = torch.where(adv < 0, torch.max(surrogate, dual_clip * adv), surrogate)
+    return surrogate
+
+
+class FivePPOLearner(PPOTorchLearner):
+    @override(PPOTorchLearner)
+    def build(self):
+        super().build()
+        self._five_entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
+        self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
+        self.curriculum_state = None  # the curriculum's state (callbacks/opponents.py), saved with the learner
+        pipeline = self._learner_connector
+        if pipeline is not None:  # GAE on the env runners' values (PPO appended RLlib's connector last)
+            for i, c in enumerate(pipeline.connectors):
+                if type(c) is GeneralAdvantageEstimation:
+                    pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
+        self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
+        # the parameter heads' weight never goes under it (ppo.kickstart_params_floor, teacher_labels.head_weights)
+        self._kickstart_params_floor = float(self.config.learner_config_dict.get("kickstart_params_floor", 0.0))
+        self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
+        init = self.config.learner_config_dict.get(INIT_KEY) or {}
+        # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
+        self._teacher_agent = agent_teacher(init)
+        # its steps weighted by the class of the teacher's primary action (ppo.kickstart_class_weight_power)
+        self._teacher_weights = TeacherClassWeights(self.config.learner_config_dict.get("kickstart_class_weight_power",
+                                                                                        0.0))
+        teacher = None if self._teacher_agent else init.get("teacher")
+        if teacher:
+            from policies.league.references import load_module
+            self._teacher = load_module(teacher).to(self._device).eval()
+            for p in self._teacher.parameters():
+                p.requires_grad_(False)
+            mine = self.module[MAIN].unwrapped().get_initial_state()["h"].shape
+            if self._teacher.get_initial_state()["h"].shape != mine or not hasattr(self._teacher, "team_groups"):
+                raise ValueError(f"init.teacher {teacher!r}: the kickstart teacher must be an OpenAI Five module with "
+                                 f"the policy's LSTM size {mine[0]} (it reads the policy's LSTM state)")
+        threads = int(self.config.learner_config_dict.get("learner_threads", 0))
+        self._threads = ThreadChooser(os.cpu_count() or 1) if threads == 0 and self._device.type == "cpu" else None
+        self._fixed_threads = threads or None
+        if self._device.type == "cpu":
+            keep_freed_memory()
+
+    @override(PPOTorchLearner)
+    def configure_optimizers_for_module(self, module_id, config=None):
+        """RLlib's Adam, with the run config's betas (Table 2: 0.9, 0.999); the learning rate is RLlib's (constant,
+        or set per iteration by the lr schedule)."""
+        params = self.get_parameters(self._module[module_id])
+        extra = config.learner_config_dict
+        optimizer = torch.optim.Adam(params, betas=(extra["adam_beta1"], extra["adam_beta2"]))
+        self.register_optimizer(module_id=module_id, optimizer=optimizer, params=params, lr_or_lr_schedule=config.lr)
+
+    @override(PPOTorchLearner)
+    def update(self, *args, **kwargs):
+        """RLlib's update, then the observation statistics of its episodes merged into the running normalizers; the
+        results of modules that do not train (the league's opponent slots) are left out: PPO syncs the weights of
+        every module named in the results to the env runners, which would overwrite the past versions loaded into
+        the slots with the learner's never-trained copies."""
+        observations = self._observations_of(kwargs)  # before the connectors extend the episodes in place
+        results = super().update(*args, **kwargs)
+        for module_id, obs in observations.items():
+            self.module[module_id].unwrapped().update_normalizers(obs, None)
+        if isinstance(results, dict):
+            for module_id in list(results):
+                if module_id in self.module.keys() and not self.should_module_be_updated(module_id):
+                    del results[module_id]
+        return results
+
+    def _observations_of(self, update_kwargs: dict) -> dict:
+        """Module id -> every observation of the update's episodes of that trained module, as (1, rows, ...) tensors
+        (the layout update_normalizers reads)."""
+        data = update_kwargs.get("training_data")
+        episodes = data.episodes if data is not None else update_kwargs.get("episodes")
+        if not episodes:
+            return {}
+        by_module = {}
+        for e in ConnectorV2.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
+            module_id = e.module_id
+            if len(e) == 0 or module_id not in self.module.keys() or not self.should_module_be_updated(module_id):
+                continue
+            if hasattr(self.module[module_id].unwrapped(), "update_normalizers"):
+                by_module.setdefault(module_id, []).append(e.get_observations(slice(0, len(e))))
+        return {m: {k: torch.from_numpy(np.concatenate([o[k] for o in obs])).unsqueeze(0).to(self._device)
+                    for k in obs[0]} for m, obs in by_module.items()}
+
+    @override(PPOTorchLearner)
+    def _make_batch_if_necessary(self, training_data):
+        """RLlib's train batch; the sequences of a module that encodes teams once are shuffled by team before each
+        epoch (shuffle_by_team) instead of one by one, which would scatter a team over the minibatches."""
+        batch = super()._make_batch_if_necessary(training_data)
+        for module_id, module_batch in batch.policy_batches.items():
+            module = self.module[module_id].unwrapped()
+            if getattr(module, "team_size", 1) > 1 and module_batch.get(SampleBatch.SEQ_LENS) is not None:
+                module_batch.shuffle = functools.partial(shuffle_by_team, module_batch, module)
+                module_batch.shuffle()  # the first epoch too (RLlib shuffles from the second on)
+        return batch
+
+    @override(PPOTorchLearner)
+    def _update(self, batch):
+        """One minibatch, with the torch thread count set (resources.learner_threads; 0: measured per minibatch,
+        policies/learning/learner_threads.py). Set every time: building an env in this process (the local env runner,
+        evaluation games) sets the process's threads back to the env runners' one thread."""
+        threads = self._threads.pick() if self._threads is not None else self._fixed_threads
+        if threads and torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        if self._threads is None:
+            return super()._update(batch)
+        t = time.perf_counter()
+        out = super()._update(batch)
+        rows = sum(int(b[Columns.LOSS_MASK].sum()) if Columns.LOSS_MASK in b else len(b[Columns.REWARDS])
+                   for b in batch.values())
+        self._threads.record(threads, rows, time.perf_counter() - t)
+        self.metrics.log_dict(self._threads.summary(), key="threads", window=1)
+        return out
+
+    # ---- league state: carried in the learner's state so that every checkpoint has it ----------------------------
+    def set_league_state(self, state):
+        self.league_state = state
+
+    def set_curriculum_state(self, state):
+        self.curriculum_state = state
+
+    @override(PPOTorchLearner)
+    def get_state(self, *args, **kwargs):
+        state = super().get_state(*args, **kwargs)
+        if self.league_state is not None:
+            state[LEAGUE_STATE_KEY] = self.league_state
+        if self.curriculum_state is not None:
+            state[CURRICULUM_STATE_KEY] = self.curriculum_state
+        return state
+
+    @override(PPOTorchLearner)
+    def set_state(self, state):
+        super().set_state(state)
+        if LEAGUE_STATE_KEY in state:
+            self.league_state = state[LEAGUE_STATE_KEY]
+        if CURRICULUM_STATE_KEY in state:
+            self.curriculum_state = state[CURRICULUM_STATE_KEY]
+
+    # ---- schedules ---------------------------------------------------------------------------------------------------
+    def set_schedule_values(self, values: dict):
+        """Applies scheduled hyperparameters: "lr", "entropy_coeff", "gamma", "kickstart_coeff" (any subset)."""
+        if "lr" in values:
+            for optimizer in self._named_optimizers.values():
+                self._set_optimizer_lr(optimizer, float(values["lr"]))
+        if "entropy_coeff" in values:
+            self._five_entropy_coeff = float(values["entropy_coeff"])
+        if "gamma" in values:
+            for c in self._learner_connector.connectors:
+                if isinstance(c, GeneralAdvantageEstimation):
+                    c.gamma = float(values["gamma"])
+        if "kickstart_coeff" in values:
+            self._kickstart_coeff = float(values["kickstart_coeff"])
+        return self.get_schedule_values()
+
+    def get_schedule_values(self) -> dict:
+        lrs = [self._get_optimizer_lr(o) for o in self._named_optimizers.values()]
+        gammas = [c.gamma for c in self._learner_connector.connectors if isinstance(c, GeneralAdvantageEstimation)]
+        return {"lr": float(lrs[0]) if lrs else None, "entropy_coeff": self._five_entropy_coeff,
+                "gamma": float(gammas[0]) if gammas else None, "kickstart_coeff": self._kickstart_coeff}
+
+    # ---- loss --------------------------------------------------------------------------------------------------------
+    def _kickstart_off(self) -> bool:
+        """Whether the kickstart loss has no weight on any head this iteration."""
+        return not kickstart_on(self._kickstart_coeff, self._kickstart_params_floor)
+
+    def _kickstart_loss(self, primary: torch.Tensor, params: torch.Tensor, module_id) -> torch.Tensor:
+        """The kickstart term of the loss from its primary-action and parameter-head parts (KL to the teacher, or
+        -log pi of its action), each with its weight (teacher_labels.head_weights); logs their unweighted sum."""
+        w_primary, w_params = head_weights(self._kickstart_coeff, self._kickstart_params_floor)
+        self.metrics.log_dict({"kickstart_kl": (primary + params).detach(), "kickstart_coeff": self._kickstart_coeff},
+                              key=module_id, window=1)
+        return w_primary * primary + w_params * params
+
+    @override(PPOTorchLearner)
+    def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        module = self.module[module_id].unwrapped()
+        extra = config.learner_config_dict
+        mask = batch.get(Columns.LOSS_MASK)
+        if mask is None:
+            mask = torch.ones_like(batch[Columns.ACTION_LOGP], dtype=torch.bool)
+        num_valid = mask.sum().clamp_min(1)
+
+        def masked_mean(x):
+            return x[mask].sum() / num_valid
+
+        if WEIGHTS_SEQ_NO in batch:
+            # app. M staleness: versions between the parameters that acted and those being optimized (RLlib bumps
+            # the learner's number when an update starts, so the parameters being optimized are number - 1)
+            age = (self._weights_seq_no - 1 - batch[WEIGHTS_SEQ_NO].double())[mask]
+            self.metrics.log_dict({"staleness_mean": age.mean().item(), "staleness_max": age.max().item()},
+                                  key=module_id, window=1)
+        # eq. 13's numerator: real samples optimized (RLlib's own step count includes the LSTM's padding)
+        self.metrics.log_value((module_id, SAMPLES_OPTIMIZED), int(mask.sum()), reduce="sum")
+
+        dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
+        logp = dist.logp(batch[Columns.ACTIONS])
+        ratio = torch.exp(logp - batch[Columns.ACTION_LOGP])
+        adv = batch[Postprocessing.ADVANTAGES]
+        surrogate = dual_clip_surrogate(adv, ratio, config.clip_param, extra.get("dual_clip"))
+
+        values = module.compute_values(batch, embeddings=fwd_out.get(Columns.EMBEDDINGS))
+        vf_loss = (values - batch[Postprocessing.VALUE_TARGETS]) ** 2
+        vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
+
+        # the action's entropy, split by head; with ppo.entropy_bonus "heads" the parameter heads' read-probabilities
+        # carry no gradient: the same value, and the bonus no longer pulls the primary toward parameter-reading actions
+        heads = dist.head_entropies(constant_reads=extra.get("entropy_bonus") == "heads")
+        entropy = sum(heads.values())
+        entropy_coeff = self._five_entropy_coeff
+        if entropy_coeff is None:
+            entropy_coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
+
+        total = masked_mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - entropy_coeff * entropy)
+        if config.use_kl_loss:
+            prev = module.get_exploration_action_dist_cls().from_logits(batch[Columns.ACTION_DIST_INPUTS])
+            kl = masked_mean(prev.kl(dist))
+            total = total + self.curr_kl_coeffs_per_module[module_id] * kl
+        else:
+            kl = torch.zeros((), device=adv.device)
+
+        if self._teacher is not None and self._kickstart_off():  # annealed away: no teacher forward pass
+            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": 0.0}, key=module_id, window=1)
+        elif self._teacher is not None:
+            # kickstarting (Schmitt et al. 2018): KL from the teacher's action distribution to the policy's on the
+            # policy's own states, weighted by the annealed kickstart_coeff. The teacher reads the policy's LSTM state
+            # at each sequence start (its own was never computed along these games): the policy starts as the
+            # teacher (init.checkpoint), so the two states agree best while the weight is high
+            with torch.no_grad():
+                teacher_out = self._teacher.forward_train(batch)
+            teacher_dist = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
+            primary, params = primary_and_params(teacher_dist.head_kls(dist))
+            total = total + self._kickstart_loss(masked_mean(primary), masked_mean(params), module_id)
+
+        elif self._teacher_agent is not None and not self._kickstart_off() and TEACHER_ACTION in batch:
+            # kickstarting from an agent (policies/learning/kickstart.py): the KL from its deterministic policy is the
+            # student's -log-probability of the action the agent chose in shadow on the same state
+            primary, params = self._teacher_weights.loss(teacher_nll(dist, batch[TEACHER_ACTION]),
+                                                         batch[TEACHER_ACTION], mask)
+            total = total + self._kickstart_loss(primary, params, module_id)
+        elif self._teacher_agent is not None:
+            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff},
+                                  key=module_id, window=1)
+
+        if WIN_LOGIT in fwd_out and WIN_LABEL in batch:
+            aux = masked_mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL],
+                                                                 reduction="none"))
+            total = total + extra["aux_win_coeff"] * aux
+            self.metrics.log_value((module_id, "aux_win_loss"), aux.item(), window=1)
+
+        self.metrics.log_dict({
+            POLICY_LOSS_KEY: -masked_mean(surrogate), VF_LOSS_KEY: masked_mean(vf_loss_clipped),
+            LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY: masked_mean(vf_loss),
+            LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY: explained_variance(batch[Postprocessing.VALUE_TARGETS][mask],
+                                                                     values[mask]),
+            ENTROPY_KEY: masked_mean(entropy), LEARNER_RESULTS_KL_KEY: kl,
+            # each head's part of the action's entropy (the primary's is 0 once the policy always picks one primary
+            # action; the offsets' is 2 ln 9 = 4.4 for a move with untrained offsets)
+            **{f"entropy_{head}": masked_mean(h).detach() for head, h in heads.items()},
+            "entropy_coeff": float(entropy_coeff), "mean_reward_trained": masked_mean(batch[Columns.REWARDS]),
+            # how far the learner's log-probabilities are from those the env runners sampled with (0 at the first
+            # minibatch of an update unless the two forward passes disagree), and PPO's clip fraction
+            "logp_abs_diff": masked_mean((logp - batch[Columns.ACTION_LOGP]).abs()).detach(),
+            "clip_fraction": masked_mean(((ratio - 1.0).abs() > config.clip_param).float()).detach(),
+            # the KL from the sampling policy on the sampled actions, estimated from the ratio alone ((r - 1) - ln r,
+            # Schulman's k3; CleanRL's approx_kl): how far the update has moved the policy, with or without use_kl_loss
+            "approx_kl": masked_mean((ratio - 1.0) - torch.log(ratio)).detach(),
+        }, key=module_id, window=1)
+        return total

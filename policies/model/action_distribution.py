@@ -1,0 +1,164 @@
+"""The factorized action distribution of OpenAI Five (Five app. F and H, fig. 18).
+
+An action is (primary, delay, target_unit, offset_x, offset_y). The target unit's logits depend on the sampled
+primary action (its attention keys are masked by a learned per-action gate), so the distribution receives unit
+logits for every primary action and picks the row of the sampled one. The primary action's target type decides
+which parameters it reads (Table 5): log-probability, entropy and KL count only the read parameters, so the
+gradients of ignored ones (pure noise) are masked out of the loss, as in app. F. Delay is always read.
+
+Inputs, concatenated on the last axis (``FiveActionDistribution.input_layout``):
+primary logits (P) | unit logits (P x U) | delay (4) | offset x (9) | offset y (9) | reads_unit (P) | reads_offset (P)
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from ray.rllib.core.distribution.distribution import Distribution
+from ray.rllib.utils.annotations import override
+
+from moba.env.actions import N_OFFSETS
+from moba.game.constants import N_DELAYS
+
+
+def _entropy(logits):
+    logp = F.log_softmax(logits, -1)
+    return -(logp.exp() * logp).sum(-1)
+
+
+def _kl(logits_p, logits_q):
+    lp, lq = F.log_softmax(logits_p, -1), F.log_softmax(logits_q, -1)
+    return (lp.exp() * (lp - lq)).sum(-1)
+
+
+def _pick(logits, idx):
+    return F.log_softmax(logits, -1).gather(-1, idx.long().unsqueeze(-1)).squeeze(-1)
+
+
+class FiveActionDistribution(Distribution):
+    n_primary: int = 0
+    max_units: int = 0
+    n_delay: int = N_DELAYS
+    n_offset: int = N_OFFSETS
+    HEADS = ("primary", "delay", "unit", "offsets")  # the parts of the action's entropy (head_entropies)
+
+    def __init__(self, primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset, deterministic=False):
+        self.primary, self.unit, self.delay = primary, unit, delay
+        self.offset_x, self.offset_y = offset_x, offset_y
+        self.reads_unit, self.reads_offset = reads_unit, reads_offset
+        self.deterministic = deterministic
+
+    # ---- construction ------------------------------------------------------------------------------------------------
+    @classmethod
+    def make(cls, n_primary: int, max_units: int) -> type:
+        """The distribution class for a given number of primary actions and unit rows."""
+        return type("FiveActionDistribution", (cls,), {"n_primary": n_primary, "max_units": max_units})
+
+    @classmethod
+    def input_layout(cls):
+        p, u = cls.n_primary, cls.max_units
+        return (("primary", p), ("unit", p * u), ("delay", cls.n_delay), ("offset_x", cls.n_offset),
+                ("offset_y", cls.n_offset), ("reads_unit", p), ("reads_offset", p))
+
+    @classmethod
+    @override(Distribution)
+    def required_input_dim(cls, space=None, **kwargs) -> int:
+        return sum(n for _, n in cls.input_layout())
+
+    @classmethod
+    @override(Distribution)
+    def from_logits(cls, logits, **kwargs) -> "FiveActionDistribution":
+        parts = dict(zip([k for k, _ in cls.input_layout()],
+                         torch.split(logits, [n for _, n in cls.input_layout()], dim=-1)))
+        parts["unit"] = parts["unit"].reshape(*logits.shape[:-1], cls.n_primary, cls.max_units)
+        parts["reads_unit"] = parts["reads_unit"] > 0.5
+        parts["reads_offset"] = parts["reads_offset"] > 0.5
+        return cls(**parts)
+
+    @staticmethod
+    def pack(primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset):
+        """The inverse of from_logits: the module's head outputs -> one logits tensor."""
+        return torch.cat([primary, unit.flatten(-2), delay, offset_x, offset_y, reads_unit.float(),
+                          reads_offset.float()], dim=-1)
+
+    @override(Distribution)
+    def to_deterministic(self) -> "FiveActionDistribution":
+        return type(self)(self.primary, self.unit, self.delay, self.offset_x, self.offset_y, self.reads_unit,
+                          self.reads_offset, deterministic=True)
+
+    # ---- helpers -----------------------------------------------------------------------------------------------------
+    def _unit_logits_of(self, p):
+        idx = p.long()[..., None, None].expand(*p.shape, 1, self.max_units)
+        return self.unit.gather(-2, idx).squeeze(-2)
+
+    def _reads(self, p):
+        pl = p.long().unsqueeze(-1)
+        return self.reads_unit.gather(-1, pl).squeeze(-1), self.reads_offset.gather(-1, pl).squeeze(-1)
+
+    def _draw(self, logits):
+        if self.deterministic:
+            return logits.argmax(-1)
+        # Categorical(logits=logits).sample() without building the distribution object: the same draws
+        probs = F.softmax(logits, -1).reshape(-1, logits.shape[-1])
+        return torch.multinomial(probs, 1, True).reshape(logits.shape[:-1])
+
+    # ---- Distribution API --------------------------------------------------------------------------------------------
+    @override(Distribution)
+    def sample(self, *, sample_shape=None, return_logp: bool = False, **kwargs):
+        p = self._draw(self.primary)
+        action = {"primary": p, "delay": self._draw(self.delay), "target_unit": self._draw(self._unit_logits_of(p)),
+                  "offset_x": self._draw(self.offset_x), "offset_y": self._draw(self.offset_y)}
+        if return_logp:
+            return action, self.logp(action)
+        return action
+
+    @override(Distribution)
+    def rsample(self, *, sample_shape=None, return_logp: bool = False, **kwargs):
+        raise NotImplementedError("a categorical action has no reparameterized sample")
+
+    @override(Distribution)
+    def logp(self, value, **kwargs):
+        return sum(self.head_logps(value).values())
+
+    def head_logps(self, value) -> dict:
+        """Each head's part of ``logp(value)`` (HEADS; they sum to it): a parameter head's is 0 where the primary
+        action of `value` does not read it."""
+        p = value["primary"]
+        ru, ro = self._reads(p)
+        primary = _pick(self.primary, p)
+        zero = torch.zeros_like(primary)
+        off = _pick(self.offset_x, value["offset_x"]) + _pick(self.offset_y, value["offset_y"])
+        return {"primary": primary, "delay": _pick(self.delay, value["delay"]),
+                "unit": torch.where(ru, _pick(self._unit_logits_of(p), value["target_unit"]), zero),
+                "offsets": torch.where(ro, off, zero)}
+
+    def head_entropies(self, constant_reads: bool = False) -> dict:
+        """Each head's part of the action's entropy; they sum to ``entropy()``: "primary" H(primary), "delay"
+        H(delay), "unit" sum_p pi(p) [reads unit] H(unit | p), "offsets" P(the primary reads offsets) (H(x) + H(y)).
+        ``constant_reads``: the probabilities that weight the parameter heads carry no gradient (the "heads" entropy
+        bonus, ppo.entropy_bonus): the same value, but an entropy bonus on it keeps each head from collapsing without
+        moving the primary action toward the primaries that read more parameters."""
+        prob = F.softmax(self.primary, -1)
+        if constant_reads:
+            prob = prob.detach()
+        return {"primary": _entropy(self.primary), "delay": _entropy(self.delay),
+                "unit": (prob * self.reads_unit * _entropy(self.unit)).sum(-1),
+                "offsets": (prob * self.reads_offset).sum(-1) * (_entropy(self.offset_x) + _entropy(self.offset_y))}
+
+    @override(Distribution)
+    def entropy(self, **kwargs):
+        """H(primary) + H(delay) + sum_p pi(p) [reads unit] H(unit | p) + sum_p pi(p) [reads offset] H(offsets):
+        the exact entropy of the action, counting only the parameters each primary action reads."""
+        return sum(self.head_entropies().values())
+
+    @override(Distribution)
+    def kl(self, other: "FiveActionDistribution", **kwargs):
+        return sum(self.head_kls(other).values())
+
+    def head_kls(self, other: "FiveActionDistribution") -> dict:
+        """Each head's part of ``kl(other)`` (HEADS; they sum to it), a parameter head's weighted by this
+        distribution's probability that the primary action reads it."""
+        prob = F.softmax(self.primary, -1)
+        k_off = _kl(self.offset_x, other.offset_x) + _kl(self.offset_y, other.offset_y)
+        return {"primary": _kl(self.primary, other.primary), "delay": _kl(self.delay, other.delay),
+                "unit": (prob * self.reads_unit * _kl(self.unit, other.unit)).sum(-1),
+                "offsets": (prob * self.reads_offset).sum(-1) * k_off}

@@ -1,0 +1,357 @@
+"""The OpenAI Five network as an RLlib ``TorchRLModule`` (Five app. H, figures 17 and 18).
+
+Per hero (one row of the batch), at each time step:
+
+1. floats are normalized by running statistics (app. E, ``normalization.py``);
+2. "process set" encoders: one MLP shared by all units (unit features + a unit-type embedding) gives the unit
+   embeddings, max-pooled over valid units (all, and enemies only); one MLP shared by all heroes (hero features +
+   hero-id and item embeddings), max-pooled over allies and over enemies; the global features; together the game
+   state vector;
+3. for each of the team's heroes (the five "replicas"), its private inputs (nearby map, previous action, lane
+   assignment) and its unit embedding are appended to the game state and passed through a fully connected layer;
+   the cross-hero pool max-pools the first 25% of that vector across the replicas and appends it to this hero's;
+4. a single-layer LSTM;
+5. heads: the primary action by a dot product of an LSTM projection with action embeddings (masked to the legal
+   actions); the target unit by attention over the unit embeddings, the keys gated by a learned per-action mask
+   (computed for every primary action, the distribution picks the sampled one's row) and masked by validity; delay
+   and offsets by linear heads; the value; an auxiliary win-probability logit (app. D).
+
+Masking uses a large negative number, never -inf, and no-op is always legal (zero-padded LSTM steps would
+otherwise turn the gradients into NaN; docs/rllib_notes.md section 2).
+
+How it is computed (the function above, with less work; tests/test_five_network.py checks it against the plain
+per-hero computation, tests/reference_five_network.py):
+
+- Work shared by a team is done once per team and step. The heroes, global and private inputs are the same for the
+  five heroes of a team (``TEAM_SHARED_KEYS`` of moba/env/observation.py): rows with equal inputs are found by a
+  random projection of them, checked for exact equality, and encoded once (``team_groups``). The replica layer is
+  linear before its ReLU, so its team part (game state without the units, private inputs) is computed per team and
+  its per-hero part (pooled units, own units: the unit table has hero-relative columns) per hero. Of the other four
+  replicas only the pooled quarter is computed: the rest is never read.
+- Only valid unit rows go through the unit MLP; an empty row's embedding is the same for every empty row (its input is
+  all zeros), so it is computed once. The unit-type embedding enters the first layer as a table lookup.
+- The gated attention keys are folded into the queries (one matmul per primary action instead of one per unit).
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis import ValueFunctionAPI
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.utils.annotations import override
+from torch import nn
+
+from moba.env.actions import N_OFFSETS
+from moba.env.observation import MINIMAP_N, N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_IS_ENEMY
+from moba.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
+from moba.game.constants import N_DELAYS, N_UNIT_TYPES
+from moba.game.heroes import HEROES
+from moba.game.items import ITEMS
+from policies.model.action_distribution import FiveActionDistribution
+from policies.model.normalization import RunningNorm
+
+MASK_VALUE = -1e9  # masked logits: a large negative number, never -inf
+WIN_LOGIT = "win_logit"
+WIN_PROB = "win_prob"
+CROSS_HERO_POOL_FRACTION = 0.25  # app. H: max-pool the first 25% of the vector across the five replicas
+# the observation keys the team encoder reads: all of them are the same for every hero of a team (TEAM_SHARED_KEYS)
+TEAM_ENCODER_KEYS = ("global", "heroes", "hero_id", "hero_items") + PRIVATE_KEYS
+
+
+@dataclass
+class FiveModelConfig:
+    """Network sizes. The paper's LSTM has 4096 units (Table 2); the CPU default is small."""
+    lstm_size: int = 128
+    unit_hidden: int = 128  # the hidden layer of the unit encoder (process set, figure 17)
+    unit_embed: int = 64
+    hero_hidden: int = 128  # the hidden layer of the hero encoder
+    hero_embed: int = 64
+    global_embed: int = 32
+    private_hidden: int = 128  # the hidden layer of the private-input encoder (nearby map, previous action, lanes)
+    private_embed: int = 64
+    replica_size: int = 256  # the fully connected layer before the cross-hero pool and the LSTM
+    action_embed: int = 64
+    categorical_embed: int = 16
+    max_seq_len: int = 16  # LSTM unroll length (Table 2)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FiveModelConfig":
+        allowed = {f.name for f in fields(cls)}
+        unknown = sorted(set(d) - allowed)
+        if unknown:
+            raise ValueError(f"model config: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+        cfg = cls(**d)
+        for k, v in asdict(cfg).items():
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValueError(f"model config {k!r}: must be a positive int, got {v!r}")
+        return cfg
+
+
+def gated_unit_logits(unit_emb, key_weight, key_bias, gate, query):
+    """Target-unit logits of figure 18: logits[n, p, u] = sum_k key[n, u, k] * gate[n, p, k] * query[n, k], with
+    key = unit_emb @ key_weight.T + key_bias, i.e. attention of the LSTM's query over the unit keys, gated per primary
+    action. The key projection is folded into the gated queries: (gate * query) @ key_weight is one (P, E) matrix per
+    row, so no (U, K) key table is built."""
+    gated = gate * query.unsqueeze(1)  # (N, P, K)
+    return torch.bmm(gated @ key_weight, unit_emb.transpose(1, 2)) + (gated @ key_bias).unsqueeze(-1)
+
+
+def _mlp(sizes):
+    layers = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
+def _team_fingerprint_weights(space, keys, seed=0):
+    """Fixed random projections (float64) of the team encoder's inputs, one vector per key."""
+    g = torch.Generator().manual_seed(seed)
+    return {k: torch.randn(int(np.prod(space[k].shape)), generator=g, dtype=torch.float64) for k in keys}
+
+
+class FiveRLModule(TorchRLModule, ValueFunctionAPI):
+    """model_config: the FiveModelConfig fields (dict)."""
+
+    @override(TorchRLModule)
+    def setup(self):
+        cfg = FiveModelConfig.from_dict({k: v for k, v in (self.model_config or {}).items()
+                                         if k in {f.name for f in fields(FiveModelConfig)}})
+        self.cfg = cfg
+        sp = self.observation_space
+        self.team_size = sp["me"].shape[0]
+        self.max_units, n_unit = sp["units"].shape
+        n_hero_feat = sp["heroes"].shape[1]
+        e = cfg.categorical_embed
+        # the primary actions and the action embedding ids come from the spaces (moba/env: N_PRIMARY, N_ACTION_IDS), so
+        # that a module can be built for a space with an added action (model surgery, policies/surgery/weights.py)
+        self.n_primary = int(self.action_space["primary"].n)
+        self.n_action_ids = int(np.max(sp["action_id"].high)) + 1
+        self.norm = nn.ModuleDict({
+            "global": RunningNorm(sp["global"].shape[0]), "units": RunningNorm(n_unit),
+            "heroes": RunningNorm(n_hero_feat),
+            "private_minimap": RunningNorm(N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N),
+            "private_lanes": RunningNorm(sp["private_lanes"].shape[1])})
+        self.unit_type_emb = nn.Embedding(N_UNIT_TYPES + 1, e)
+        self.unit_mlp = _mlp([n_unit + e, cfg.unit_hidden, cfg.unit_embed])
+        self.hero_id_emb = nn.Embedding(len(HEROES) + 1, e)
+        self.item_emb = nn.Embedding(len(ITEMS) + 1, e, padding_idx=0)
+        self.hero_mlp = _mlp([n_hero_feat + 2 * e, cfg.hero_hidden, cfg.hero_embed])
+        self.global_mlp = _mlp([sp["global"].shape[0], cfg.global_embed])
+        n_prev = sp["private_prev_action"].shape[1]
+        # the action parameters, ACTION_KEYS order
+        sizes = (self.n_primary, N_DELAYS, self.max_units, N_OFFSETS, N_OFFSETS)
+        self.prev_emb = nn.ModuleList([nn.Embedding(n, e) for n in sizes][:n_prev])
+        mini = N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N
+        self.private_mlp = _mlp([mini + sp["private_lanes"].shape[1] + n_prev * e, cfg.private_hidden,
+                                 cfg.private_embed])
+        # the replica layer's input, in order: global, pooled units (all, enemies), pooled heroes (allies, enemies),
+        # private, own unit embedding
+        self.replica_parts = (cfg.global_embed, 2 * cfg.unit_embed, 2 * cfg.hero_embed, cfg.private_embed,
+                              cfg.unit_embed)
+        self.replica_fc = _mlp([sum(self.replica_parts), cfg.replica_size])
+        self.pool_size = int(cfg.replica_size * CROSS_HERO_POOL_FRACTION)
+        self.lstm = nn.LSTM(cfg.replica_size + self.pool_size, cfg.lstm_size, batch_first=True)
+        h = cfg.lstm_size
+        self.action_emb = nn.Embedding(self.n_action_ids, cfg.action_embed)
+        self.action_query = nn.Linear(h, cfg.action_embed)
+        self.unit_key = nn.Linear(cfg.unit_embed, cfg.action_embed)
+        self.unit_query = nn.Linear(h, cfg.action_embed)
+        self.action_gate = nn.Embedding(self.n_action_ids, cfg.action_embed)  # the learned per-action mask of figure 18
+        self.delay_head = nn.Linear(h, N_DELAYS)
+        self.offset_x_head = nn.Linear(h, 9)
+        self.offset_y_head = nn.Linear(h, 9)
+        self.value_head = nn.Linear(h, 1)
+        self.win_head = nn.Linear(h, 1)
+        self.action_dist_cls = FiveActionDistribution.make(self.n_primary, self.max_units)
+        self.register_buffer("reads_unit_table", torch.tensor(TARGET_TYPE_READS_UNIT, dtype=torch.bool),
+                             persistent=False)
+        self.register_buffer("reads_offset_table", torch.tensor(TARGET_TYPE_READS_OFFSET, dtype=torch.bool),
+                             persistent=False)
+        for k, w in _team_fingerprint_weights(sp, TEAM_ENCODER_KEYS).items():
+            self.register_buffer(f"_fingerprint_{k}", w, persistent=False)
+
+    # ---- RLlib plumbing ----------------------------------------------------------------------------------------------
+    @override(TorchRLModule)
+    def get_initial_state(self):
+        return {"h": np.zeros(self.cfg.lstm_size, np.float32), "c": np.zeros(self.cfg.lstm_size, np.float32)}
+
+    @override(TorchRLModule)
+    def get_inference_action_dist_cls(self):
+        return self.action_dist_cls
+
+    @override(TorchRLModule)
+    def get_exploration_action_dist_cls(self):
+        return self.action_dist_cls
+
+    @override(TorchRLModule)
+    def get_train_action_dist_cls(self):
+        return self.action_dist_cls
+
+    @override(TorchRLModule)
+    def _forward(self, batch, **kwargs):
+        """Acting (env runners, agents): the action logits, the LSTM state, the win probability and the value (the
+        env runners hand the values to GAE, so the learner does not recompute them)."""
+        out, emb, state = self._core(batch)
+        out[Columns.STATE_OUT] = state
+        out[WIN_PROB] = torch.sigmoid(self.win_head(emb).squeeze(-1))
+        out[Columns.VF_PREDS] = self.value_head(emb).squeeze(-1)
+        return out
+
+    @override(TorchRLModule)
+    def _forward_train(self, batch, **kwargs):
+        out, emb, state = self._core(batch)
+        out[Columns.STATE_OUT] = state
+        out[Columns.EMBEDDINGS] = emb
+        out[WIN_LOGIT] = self.win_head(emb).squeeze(-1)
+        return out
+
+    @override(ValueFunctionAPI)
+    def compute_values(self, batch, embeddings=None):
+        if embeddings is None:
+            _, embeddings, _ = self._core(batch, heads=False)
+        return self.value_head(embeddings).squeeze(-1)
+
+    # ---- the network -------------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def update_normalizers(self, obs: dict, loss_mask: torch.Tensor | None):
+        """Adds the float observations of the valid time steps to the running statistics (learner only)."""
+        m = loss_mask if loss_mask is not None else torch.ones(obs["global"].shape[:2], dtype=torch.bool,
+                                                               device=obs["global"].device)
+        self.norm["global"].update(obs["global"], m)
+        unit_mask = m.unsqueeze(-1) & (obs["unit_valid"] > 0)
+        self.norm["units"].update(obs["units"], unit_mask)
+        self.norm["heroes"].update(obs["heroes"], m.unsqueeze(-1).expand(*obs["heroes"].shape[:-1]))
+        mini = obs["private_minimap"].flatten(-3)
+        self.norm["private_minimap"].update(mini, m.unsqueeze(-1).expand(*mini.shape[:-1]))
+        lanes = obs["private_lanes"]
+        self.norm["private_lanes"].update(lanes, m.unsqueeze(-1).expand(*lanes.shape[:-1]))
+
+    def _core(self, batch, heads=True):
+        obs = batch[Columns.OBS]
+        b, t = obs["global"].shape[:2]
+        flat = {k: v.reshape(b * t, *v.shape[2:]) for k, v in obs.items()}
+        unit_emb, pooled_units = self._encode_units(flat)
+        x = self._replicas(self._encode_team(flat), unit_emb, pooled_units, flat).reshape(b, t, -1)
+        st = batch[Columns.STATE_IN]
+        o, (h, c) = self.lstm(x, (st["h"].unsqueeze(0), st["c"].unsqueeze(0)))
+        state_out = {"h": h.squeeze(0), "c": c.squeeze(0)}
+        if not heads:
+            return None, o, state_out
+        out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), unit_emb, flat).reshape(b, t, -1)}
+        return out, o, state_out
+
+    def _encode_units(self, obs):
+        """Unit embeddings (N, U, E) and the max-pools over the valid units and over the enemies (N, 2E). Only valid
+        rows go through the unit MLP. In the embeddings, the rows of the team's heroes hold an empty row's embedding
+        when the hero is dead (the replicas read them); the other rows without a unit hold 0 (the heads mask them)."""
+        units, valid = obs["units"], obs["unit_valid"] > 0
+        first, second = self.unit_mlp[0], self.unit_mlp[2]
+        n_feat = units.shape[-1]
+        # the first layer on [features, type embedding] as one matmul of [features, one-hot type]: the embedding's part
+        # (and the bias) become a (types, hidden) table
+        type_table = F.linear(self.unit_type_emb.weight, first.weight[:, n_feat:], first.bias)
+        weight = torch.cat([first.weight[:, :n_feat], type_table.T], 1)
+
+        def mlp(x, unit_type):
+            onehot = F.one_hot(unit_type.long(), type_table.shape[0]).to(x.dtype)
+            # in-place ReLUs on the fresh matmul outputs: the (M, hidden) tensors are the largest of the network
+            hidden = F.relu(F.linear(torch.cat([self.norm["units"](x), onehot], -1), weight), inplace=True)
+            return F.relu(second(hidden), inplace=True)
+
+        rows, cols = valid.nonzero(as_tuple=True)  # row-major: rows ascending, as segment_reduce needs
+        emb = mlp(units[rows, cols], obs["unit_type"][rows, cols])  # (M, E)
+        # the pools: ReLU outputs are >= 0, so a max starting from 0 is the max over the segment (0 when empty)
+        enemy = units[rows, cols, UNIT_IS_ENEMY] > 0.5
+        pooled = torch.cat([
+            torch.segment_reduce(emb, "max", lengths=valid.sum(1), unsafe=True, initial=0.0),
+            torch.segment_reduce(emb[enemy], "max", lengths=(valid & (units[..., UNIT_IS_ENEMY] > 0.5)).sum(1),
+                                 unsafe=True, initial=0.0)], -1)
+        n, u = valid.shape
+        unit_emb = units.new_zeros(n, u, emb.shape[-1])
+        # an empty row is all zeros of type 0: one embedding for all of them
+        unit_emb[:, :self.team_size] = mlp(units.new_zeros(1, n_feat), torch.zeros(1, device=units.device))
+        return unit_emb.index_put((rows, cols), emb), pooled
+
+    def team_groups(self, obs):
+        """(representatives, index) of a batch of rows (obs: N, ...): the rows whose team encoder inputs are all equal
+        form a group; `index` (N,) maps each row to its group and `representatives` (K,) holds one row of each. Equal
+        rows are found by a random projection, then checked for exact equality; (None, None) when every row is its own
+        group."""
+        n = obs["global"].shape[0]
+        if self.team_size == 1 or n < 2:
+            return None, None
+        flat = {k: obs[k].reshape(n, -1) for k in TEAM_ENCODER_KEYS}
+        fingerprint = sum(x.double() @ getattr(self, f"_fingerprint_{k}") for k, x in flat.items())
+        _, index = torch.unique(fingerprint, return_inverse=True)
+        k = int(index.max()) + 1
+        if k == n:
+            return None, None
+        rows = torch.arange(n, device=index.device)
+        reps = torch.full((k,), n, dtype=torch.long, device=index.device).scatter_reduce(0, index, rows, "amin")
+        if any(bool((x != x[reps][index]).any()) for x in flat.values()):  # a projection collision: no sharing
+            return None, None
+        return reps, index
+
+    def _encode_team(self, obs):
+        """The team part of every replica's pre-activation (N, n, R), computed once per group of equal team inputs:
+        replica layer (global, pooled heroes, private inputs; its bias)."""
+        reps, index = self.team_groups(obs)
+        if reps is not None:
+            obs = {k: obs[k][reps] for k in TEAM_ENCODER_KEYS}
+        heroes = self.norm["heroes"](obs["heroes"])
+        items = self.item_emb(obs["hero_items"].long()).sum(-2)
+        hero_emb = self.hero_mlp(torch.cat([heroes, self.hero_id_emb(obs["hero_id"].long()), items], -1))
+        n = self.team_size
+        pooled_heroes = torch.cat([hero_emb[:, :n].max(1).values, hero_emb[:, n:].max(1).values], -1)
+        glob = self.global_mlp(self.norm["global"](obs["global"]))
+        mini = self.norm["private_minimap"](obs["private_minimap"].flatten(-3))
+        lanes = self.norm["private_lanes"](obs["private_lanes"])
+        prev = obs["private_prev_action"].long()
+        prev_e = torch.cat([emb(prev[..., k].clamp(0, emb.num_embeddings - 1))
+                            for k, emb in enumerate(self.prev_emb)], -1)
+        private = self.private_mlp(torch.cat([mini, lanes, prev_e], -1))  # (K, n, P)
+        w_glob, _, w_heroes, w_private, _ = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
+        team = F.linear(glob, w_glob, self.replica_fc[0].bias) + F.linear(pooled_heroes, w_heroes)
+        team = team.unsqueeze(1) + F.linear(private, w_private)  # (K, n, R)
+        return team if index is None else team[index]
+
+    def _replicas(self, team, unit_emb, pooled_units, obs):
+        """The LSTM input (N, R + pool): this hero's replica and the cross-hero pool of the first quarter of all the
+        team's replicas. Adds the per-hero parts (pooled units, own unit embedding) to the team part."""
+        _, w_units, _, _, w_own = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
+        n, pool = self.team_size, self.pool_size
+        me = obs["me"]
+        mine_index = me.argmax(-1)
+        rows = torch.arange(me.shape[0], device=me.device)
+        per_hero = F.linear(pooled_units, w_units)  # (N, R)
+        own = unit_emb[:, :n]  # the team's heroes occupy the first n unit rows
+        mine = F.relu(team[rows, mine_index] + per_hero + F.linear(own[rows, mine_index], w_own))
+        mine = mine * me.sum(-1, keepdim=True).to(mine.dtype)  # a zero-padded step has no "me": its replica is 0
+        pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
+        return torch.cat([mine, pooled], -1)
+
+    def _heads(self, o, unit_emb, obs):
+        ids = obs["action_id"].long()  # (N, P)
+        legal = obs["action_mask"] > 0
+        legal = legal.clone()
+        legal[:, 0] = True  # no-op is always legal
+        # the dot product of the query with every action embedding, then the row's actions picked: cheaper than
+        # gathering an (N, P, E) table of embeddings (there are n_action_ids ids in all)
+        primary = torch.gather(self.action_query(o) @ self.action_emb.weight.T, 1, ids)  # (N, P)
+        primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
+        gate = torch.sigmoid(self.action_gate.weight)[ids]  # (N, P, K): the sigmoid on the table, then the lookup
+        unit = gated_unit_logits(unit_emb, self.unit_key.weight, self.unit_key.bias, gate, self.unit_query(o))
+        kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)
+        umask = obs["unit_masks"] > 0  # (N, kinds, U)
+        per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))
+        per_action = per_action & (obs["unit_valid"] > 0).unsqueeze(1)
+        per_action[..., 0] = per_action[..., 0] | ~per_action.any(-1)  # never an all-masked row
+        unit = torch.where(per_action, unit, torch.full_like(unit, MASK_VALUE))
+        tt = obs["action_target_type"].long()
+        return FiveActionDistribution.pack(primary, unit, self.delay_head(o), self.offset_x_head(o),
+                                           self.offset_y_head(o), self.reads_unit_table[tt],
+                                           self.reads_offset_table[tt])

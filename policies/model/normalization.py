@@ -1,0 +1,65 @@
+"""Running mean/std normalization of float observations (Five app. E): "for each observation, we keep a
+running mean and standard deviation of all data ever observed; at each timestep we subtract the mean and divide by
+the st dev, clipping the final result to be within (-5, 5)".
+
+The statistics are registered buffers, so they travel with the module's state (checkpoints, and the weights the
+learner pushes to the env runners): runners and learner always normalize alike. Only the learner updates them.
+Each feature keeps its own count, so that a feature added by model surgery (policies/surgery/weights.py) starts fresh
+statistics beside the others; a state saved with one count for all features (before surgery existed) loads as that
+count for each feature.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+NORM_CLIP = 5.0  # app. E: clip normalized observations to (-5, 5)
+NORM_EPS = 1e-6
+
+
+class RunningNorm(nn.Module):
+    def __init__(self, n_features: int):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(n_features, dtype=torch.float64))
+        self.register_buffer("mean", torch.zeros(n_features, dtype=torch.float64))
+        self.register_buffer("m2", torch.zeros(n_features, dtype=torch.float64))
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        key = prefix + "count"
+        count = state_dict.get(key)
+        if count is not None and torch.as_tensor(count).dim() == 0:  # one count for all features (older states)
+            state_dict[key] = torch.as_tensor(count, dtype=torch.float64).expand(self.count.shape).clone()
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+    @property
+    def std(self) -> torch.Tensor:
+        """The running standard deviation per feature (1 until two values were seen); computed without a host sync."""
+        std = torch.sqrt(self.m2 / (self.count - 1).clamp_min(1.0)).clamp_min(NORM_EPS)
+        return torch.where(self.count < 2, torch.ones_like(std), std)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Normalizes the last axis of x and clips to (-NORM_CLIP, NORM_CLIP). The statistics are kept in float64;
+        the data is normalized in its own dtype (a float64 copy of the unit table cost more than the unit encoder)."""
+        y = (x - self.mean.to(x.dtype)) * (1.0 / self.std).to(x.dtype)
+        return y.clamp_(-NORM_CLIP, NORM_CLIP)
+
+    @torch.no_grad()
+    def update(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        """Merges the rows of x (..., F) where mask (...) is true into the statistics (Chan et al.'s parallel
+        variance update, exact for any batch split)."""
+        x = x.reshape(-1, x.shape[-1])
+        if mask is not None:
+            x = x[mask.reshape(-1).bool()]
+        n = x.shape[0]
+        if n == 0:
+            return
+        # the batch's moments accumulated in float64 without a float64 copy of the data: squares are taken around the
+        # mean rounded to x's dtype (m~), then corrected: sum (x - m)^2 = sum (x - m~)^2 - n (m - m~)^2
+        b_mean = x.sum(0, dtype=torch.float64) / n
+        rounded = b_mean.to(x.dtype)
+        b_m2 = ((x - rounded) ** 2).sum(0, dtype=torch.float64) - n * (b_mean - rounded.double()) ** 2
+        total = self.count + n
+        delta = b_mean - self.mean
+        self.mean += delta * (n / total)
+        self.m2 += b_m2 + delta ** 2 * (self.count * n / total)
+        self.count += n

@@ -4,9 +4,10 @@
 
 The page holds its script, its style and the replay's data inline: it needs no server and no network, and opens
 from disk. It shows the map with its buildings, creeps and heroes, the fog of war of either team, play / pause, the
-speed, a timeline with the win probability of a model's heroes and the game's kills and buildings, a panel per hero
-and an event log (``app/viewer/`` has the page; its ``window.viewer`` object is the page's state). The default
-output is FILE with the extension .html. The last line printed is JSON naming the page written.
+speed, a timeline with the win probability of a model's heroes and the game's kills and buildings, a panel per hero,
+a legend of the shapes and colours, and an event log (``app/viewer/`` has the page; its ``window.viewer`` object is
+the page's state). The default output is FILE with the extension .html. The last line printed is JSON naming the
+page written.
 """
 from __future__ import annotations
 

@@ -12,7 +12,8 @@
     python scripts/plot_run.py results/five_5v5_baseline [--out DIR]
 
 A run directory holds metrics.csv and one trial directory per trial (the first one with league/TrueSkill CSVs is
-used). The last line is JSON naming the files written.
+used). Every axis says what it shows and in which unit, and its ticks are the plain numbers (no offset or scale
+text). The last line is JSON naming the files written.
 """
 from __future__ import annotations
 
@@ -30,6 +31,29 @@ def whole_numbers(*axes_of):
     from matplotlib.ticker import MaxNLocator
     for axis in axes_of:
         axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def plain_numbers(fig):
+    """Every axis of the figure labels its ticks with the numbers themselves: no offset or scale text above the axis
+    (matplotlib's "1e-12+5.4e-1" over a flat line of 0.54, whose ticks then read -0.4 .. 0.4)."""
+    from matplotlib.ticker import ScalarFormatter
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            formatter = axis.get_major_formatter()
+            if isinstance(formatter, ScalarFormatter):
+                formatter.set_useOffset(False)
+                formatter.set_scientific(False)
+    return fig
+
+
+def flat_margin(ax, values):
+    """A line that is flat but for float noise gets y limits around its value (matplotlib would zoom in on the
+    noise); any other line keeps matplotlib's limits."""
+    v = pd.Series(values, dtype=float).dropna()
+    if len(v) and v.max() - v.min() <= 1e-9 * max(1.0, v.abs().max()):
+        mid = float(v.mean())
+        pad = max(0.1 * abs(mid), 0.05)
+        ax.set_ylim(mid - pad, mid + pad)
 
 
 def save(fig, path: str):
@@ -60,30 +84,42 @@ def trial_csv(run_dir: str, name: str) -> str | None:
     return found[0] if found else None
 
 
+# the training panels: metrics.csv's column, the panel's title, and its y axis: what and the unit
+WIN_RATE = "win rate (fraction of games)"
+PER_HERO_MINUTE = "reward per hero\nand game minute"
+TRAINING_PANELS = [
+    ("win_rate_vs_random", "evaluation win rate vs random", WIN_RATE),
+    ("points_win_rate_vs_random", "evaluation points win rate vs random (win, or higher return at the limit)",
+     WIN_RATE),
+    ("reward_margin_vs_random", "evaluation reward margin vs random (own raw return minus the enemy's)",
+     "raw reward per game"),
+    ("per_min_lane_assign", "lane-assignment reward", PER_HERO_MINUTE),
+    ("per_min_hero_death", "death reward", PER_HERO_MINUTE),
+    ("per_min_gold_gained", "gold reward", PER_HERO_MINUTE),
+    ("vf_loss", "value loss", "squared error\n(reward²)"),
+    ("entropy", "policy entropy", "entropy (nats)"),
+    ("team_spirit", "team spirit", "tau (0 to 1)"),
+]
+
+
 def training_figure(metrics: pd.DataFrame):
     """The training curves per iteration, or None when nothing is plottable."""
     import matplotlib.pyplot as plt
     # (no episode-return panel: it sums both teams' zero-sum rewards, ~0 by construction)
-    panels = [("win_rate_vs_random", "evaluation win rate vs random"),
-              ("points_win_rate_vs_random",
-               "evaluation points win rate vs random (win, or higher return at the limit)"),
-              ("reward_margin_vs_random", "evaluation reward margin vs random"),
-              ("per_min_lane_assign", "lane-assignment reward per hero-minute"),
-              ("per_min_hero_death", "death reward per hero-minute"),
-              ("per_min_gold_gained", "gold reward per hero-minute"),
-              ("vf_loss", "value loss"), ("entropy", "policy entropy"), ("team_spirit", "team spirit")]
-    panels = [(c, t) for c, t in panels if c in metrics and metrics[c].notna().any()]
+    panels = [(c, t, y) for c, t, y in TRAINING_PANELS if c in metrics and metrics[c].notna().any()]
     if not panels:
         return None
     fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.2 * len(panels)), sharex=True, squeeze=False)
-    for ax, (col, title) in zip(axes[:, 0], panels):
+    for ax, (col, title, ylabel) in zip(axes[:, 0], panels):
         d = metrics[["iteration", col]].dropna()
         ax.plot(d["iteration"], d[col], marker="o" if len(d) < 30 else None)
+        flat_margin(ax, d[col])
         ax.set_title(title, fontsize=9)
+        ax.set_ylabel(ylabel, fontsize=8)
         ax.grid(alpha=0.3)
         whole_numbers(ax.xaxis)
     axes[-1, 0].set_xlabel("training iteration")
-    return fig
+    return plain_numbers(fig)
 
 
 SIGNAL_PREFIX = "per_min_"  # training/progress.py's SIGNAL_RATE_PREFIX (scripts read the CSV, not the training modules)
@@ -98,20 +134,22 @@ def signals_figure(metrics: pd.DataFrame):
         return None
     ncols = 3
     nrows = -(-len(cols) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(11, 1.9 * nrows), sharex=True, squeeze=False)
-    for ax, col in zip(axes.flat, cols):
+    fig, axes = plt.subplots(nrows, ncols, figsize=(11, 2.3 * nrows), sharex=True, squeeze=False)
+    for k, (ax, col) in enumerate(zip(axes.flat, cols)):
         d = metrics[["iteration", col]].dropna()
         ax.plot(d["iteration"], d[col], marker="o" if len(d) < 30 else None, markersize=3)
         ax.axhline(0, color="gray", linewidth=0.6)
         ax.set_title(col.removeprefix(SIGNAL_PREFIX), fontsize=9)
+        ax.set_ylabel("reward / hero-min", fontsize=8)
         ax.grid(alpha=0.3)
         whole_numbers(ax.xaxis)
+        if k + ncols >= len(cols):  # the lowest panel of its column: the iterations under it
+            ax.xaxis.set_tick_params(labelbottom=True)
+            ax.set_xlabel("training iteration", fontsize=8)
     for ax in list(axes.flat)[len(cols):]:
         ax.axis("off")
     fig.suptitle("reward per hero and game minute, by signal (Table 6)", fontsize=10)
-    for ax in axes[-1]:
-        ax.set_xlabel("training iteration")
-    return fig
+    return plain_numbers(fig)
 
 
 def trueskill_figure(ts: pd.DataFrame, references: dict | None = None):
@@ -122,10 +160,10 @@ def trueskill_figure(ts: pd.DataFrame, references: dict | None = None):
         ax.axhline(spec["mu"], linestyle="--", linewidth=1, color="gray")
         ax.text(ts["version"].min(), spec["mu"], f" {name}", va="bottom", fontsize=8, color="gray")
     ax.set_xlabel("version (training iteration)")
-    ax.set_ylabel("TrueSkill mu")
+    ax.set_ylabel("TrueSkill mu +- sigma (rating points)")
     ax.grid(alpha=0.3)
     whole_numbers(ax.xaxis)
-    return fig
+    return plain_numbers(fig)
 
 
 def opponents_figure(league: pd.DataFrame):
@@ -144,10 +182,10 @@ def opponents_figure(league: pd.DataFrame):
     ax1.set_title("opponent distribution (Five fig. 27)", fontsize=9)
     ax2.bar(last["snapshot_iteration"], last["quality"], width=max(1, last["snapshot_iteration"].diff().min() or 1))
     ax2.set_xlabel("snapshot iteration of the past version")
-    ax2.set_ylabel("quality q_i")
+    ax2.set_ylabel("quality q_i (log-weight: p_i ~ exp q_i)")
     ax2.set_title(f"qualities at iteration {int(league['iteration'].max())}", fontsize=9)
     whole_numbers(ax1.xaxis, ax1.yaxis, ax2.xaxis)
-    return fig
+    return plain_numbers(fig)
 
 
 def main(argv=None) -> int:

@@ -6,9 +6,10 @@ The page (default ``<run>/report.html``) shows the run at a glance (iterations, 
 and TrueSkill), the training curves, the reward per signal, the TrueSkill per version with the reference agents as
 lines (the references of the run's ``trueskill.references``, or ``--references``), the opponent distribution over
 time (Five fig. 27) and the league table at the last iteration, the TrueSkill table, links to the run's replays
-(each written as a viewer page, ``python -m app.replay``, under ``replays/`` next to the report) and the run's
-config. The figures are those of ``scripts/plot_run.py``, inline: the page is one file, with the replay pages beside
-it. The last line printed is JSON naming what was written.
+(each written as a viewer page, ``python -m app.replay``, under ``replays/`` next to the report; with each game's
+length and, where a model played, its last estimate that its own team wins) and the run's config. The figures are
+those of ``scripts/plot_run.py`` (every axis labelled with its quantity and unit), inline: the page is one file,
+with the replay pages beside it. The last line printed is JSON naming what was written.
 """
 from __future__ import annotations
 
@@ -125,8 +126,32 @@ def replay_pages(run_dir: str, out_dir: str) -> list[dict]:
         found.append({"replay": rel, "page": page, "mode": header["mode"],
                       "radiant": header["agents"].get("radiant"), "dire": header["agents"].get("dire"),
                       "winner": end.get("winner", "(unfinished)"), "minutes": round(records[-1]["t"] / 60, 1),
-                      "win probability": any("model" in r for r in records)})
+                      "win probability": model_win_probability(header, records)})
     return found
+
+
+def model_win_probability(header: dict, records: list) -> dict:
+    """Per side whose heroes a model plays: the model's last estimate that its own team wins (the mean over its
+    heroes at the last record with one, as the viewer's panel shows it); {} for a replay without a model."""
+    out = {}
+    for side in header["teams"]:
+        agents = [h["agent_id"] for h in header["heroes"] if h["team"] == side]
+        for record in reversed(records):
+            decisions = [(record.get("model") or {}).get(a) for a in agents]
+            ps = [d["win_prob"] for d in decisions if d and d.get("win_prob") is not None]
+            if ps:
+                out[side] = sum(ps) / len(ps)
+                break
+    return out
+
+
+REPLAY_COLUMNS = (("mode", "mode"), ("radiant", "radiant"), ("dire", "dire"), ("winner", "winner"),
+                  ("minutes", "game length (min)"), ("win probability", "model's last P(win)"))
+
+
+def win_probability_cell(by_side: dict) -> str:
+    """The model's last win probability per side, e.g. "0.62 (radiant)"; "-" when no model played."""
+    return ", ".join(f"{p:.2f} ({side})" for side, p in by_side.items()) or "-"
 
 
 def replays_section(replays: list[dict]) -> str:
@@ -139,11 +164,10 @@ def replays_section(replays: list[dict]) -> str:
         if "error" in r:
             rows.append(f"<tr><td>{html.escape(r['replay'])}</td><td colspan=6>{html.escape(r['error'])}</td></tr>")
             continue
-        cells = "".join(f"<td>{html.escape(str(r[k]))}</td>" for k in ("mode", "radiant", "dire", "winner",
-                                                                        "minutes", "win probability"))
+        values = {**r, "win probability": win_probability_cell(r["win probability"])}
+        cells = "".join(f"<td>{html.escape(str(values[k]))}</td>" for k, _ in REPLAY_COLUMNS)
         rows.append(f"<tr><td><a href=\"{html.escape(r['page'])}\">{html.escape(r['replay'])}</a></td>{cells}</tr>")
-    head = "".join(f"<th>{h}</th>" for h in ("replay", "mode", "radiant", "dire", "winner", "minutes",
-                                             "win probability"))
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in ("replay", *(title for _, title in REPLAY_COLUMNS)))
     return f"<table><tr>{head}</tr>{''.join(rows)}</table>"
 
 

@@ -71,3 +71,56 @@ def test_iteration_and_version_axes_have_whole_ticks_only():
 def test_a_directory_without_metrics_is_an_error(tmp_path, capsys):
     assert plot_run.main([str(tmp_path)]) == 2
     assert "metrics.csv" in capsys.readouterr().err
+
+
+def all_figures(flat_value=0.54):
+    """Every figure of plot_run, from CSV-like tables with every plotted column; the gold signal flat at
+    `flat_value` but for float noise (what metrics.csv holds for a reward that does not change)."""
+    import pandas as pd
+    n = 4
+    metrics = pd.DataFrame({"iteration": range(1, n + 1), "win_rate_vs_random": [0.0, 0.25, 0.5, 0.5],
+                            "points_win_rate_vs_random": [0.5] * n, "reward_margin_vs_random": [-3.0, 1.0, 2.0, 4.0],
+                            "per_min_lane_assign": [0.0] * n, "per_min_hero_death": [-0.2, -0.1, -0.1, 0.0],
+                            "per_min_gold_gained": [flat_value, flat_value + 1e-12, flat_value - 1e-12, flat_value],
+                            "per_min_xp": [0.1, 0.2, 0.3, 0.4], "per_min_tower_t1": [0.0, 0.0, 0.1, 0.2],
+                            "vf_loss": [1.0, 0.5, 0.3, 0.2], "entropy": [5.1, 5.0, 4.9, 4.8],
+                            "team_spirit": [0.3, 0.4, 0.5, 0.6]})
+    league = pd.DataFrame([{"iteration": it, "version": v, "snapshot_iteration": v, "quality": -0.1 * v,
+                            "probability": 1 / it, "games": 1, "current_wins": 0}
+                           for it in (2, 3, 4) for v in range(1, it)])
+    trueskill = pd.DataFrame({"version": [1, 2, 3], "mu": [25.0001, 25.0002, 25.0003], "sigma": [3.0, 3.0, 3.0]})
+    return [plot_run.training_figure(metrics), plot_run.signals_figure(metrics),
+            plot_run.trueskill_figure(trueskill, {"random": {"mu": 0.0}}), plot_run.opponents_figure(league)]
+
+
+def test_every_axis_says_what_and_its_unit_with_plain_numbers():
+    """Every plotted axis has a y label (the colorbar too) and the lowest one of a column an x label; no axis shows
+    matplotlib's offset or scale text ("1e-12+5.4e-1" over a flat line), and a flat line's ticks are around its
+    value."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    for fig in all_figures():
+        fig.canvas.draw()
+        plotted = [ax for ax in fig.axes if ax.axison]
+        assert plotted
+        for ax in plotted:
+            title = ax.get_title() or ax.get_label()
+            assert ax.get_ylabel().strip(), title
+            for axis in (ax.xaxis, ax.yaxis):
+                assert axis.get_offset_text().get_text() == "", (title, axis.get_offset_text().get_text())
+                for tick in axis.get_ticklabels():
+                    assert "e" not in tick.get_text().lower(), (title, tick.get_text())
+            if ax.get_label() != "<colorbar>" and not any(
+                    o is not ax and o.axison and o.get_position().x0 == ax.get_position().x0
+                    and o.get_position().y0 < ax.get_position().y0 for o in fig.axes):
+                assert ax.get_xlabel().strip(), title  # the lowest panel of its column
+        if fig.axes[0].get_title() == "evaluation win rate vs random":
+            units = [ax.get_ylabel() for ax in fig.axes]
+            assert "win rate (fraction of games)" in units and "entropy (nats)" in units
+            gold = next(ax for ax in fig.axes if ax.get_title() == "gold reward")
+            low, high = gold.get_ylim()
+            assert low < 0.54 < high and high - low > 0.01  # around the value, not zoomed in on the noise
+            assert all(abs(float(t.get_text().replace("\u2212", "-")) - 0.54) < 0.2
+                       for t in gold.yaxis.get_ticklabels() if t.get_text())
+        plt.close(fig)

@@ -192,6 +192,7 @@ def test_controls_panel_and_event_log(browser, game, shots):
                                                                           "shrine", "ancient", "buyback", "last_hit",
                                                                           "deny"))
     x, y = browser.evaluate("(() => { const li = [...document.querySelectorAll('#log li')].find(li => li.offsetParent);"
+                            " li.scrollIntoView({block: 'nearest'});"  # the log follows the end: scroll up to it
                             " const r = li.getBoundingClientRect(); return [r.left + 20, r.top + r.height / 2]; })()")
     browser.click(x, y)
     assert browser.evaluate("viewer.state.t") == pytest.approx(first["t"] - 2.0)
@@ -219,3 +220,118 @@ def test_a_models_replay_draws_its_win_probability(browser, tmp_path, shots):
         return [image.getpixel((round(left + point[0]), round(top + point[1]) + dy)) for dy in (-1, 0, 1)]
     assert any(close(p, radiant) for p in column(on_curve)), column(on_curve)
     assert not any(close(p, radiant) for p in column(off_curve)), column(off_curve)
+
+
+def boxes_overlap(a, b) -> bool:
+    return min(a[2], b[2]) > max(a[0], b[0]) and min(a[3], b[3]) > max(a[1], b[1])
+
+
+def check_labels(labels, drawn, rec, header, side):
+    """Every living hero drawn has one label, inside the map, over no other label, naming the hero and its level
+    in the record's hero rows (the panel's "lvl")."""
+    levels = {row[0]: row[1] for row in rec["heroes"]}  # HERO_FIELDS: slot, level, ...
+    assert sorted(label["hero"] for label in labels) == sorted(d["hero"] for d in drawn if d["type"] == HERO)
+    for label in labels:
+        left, top, right, bottom = label["box"]
+        assert 0 <= left < right <= side and 0 <= top < bottom <= side, label
+        name = header["heroes"][label["hero"]]["hero"]
+        assert label["level"] == levels[label["hero"]] and label["text"] == f"{name} lv{levels[label['hero']]}"
+    for k, a in enumerate(labels):
+        for b in labels[k + 1:]:
+            assert not boxes_overlap(a["box"], b["box"]), (a, b)
+
+
+def test_hero_labels_show_the_records_level_inside_the_map_and_apart(browser, game, shots):
+    header, records, url = game
+    browser.open(url)
+    side = browser.evaluate("document.getElementById('map').width")
+    for t in (0.0, 30.0, 60.0, records[-1]["t"]):  # the start: each team's heroes together in their corner
+        rec = records[record_index(records, t)]
+        browser.evaluate(f"viewer.seek({rec['t']})")
+        check_labels(browser.evaluate("viewer.labels"), browser.evaluate("viewer.drawn"), rec, header, side)
+    screenshot(browser, shots, "viewer_5v5_labels_start.png")
+
+
+def test_labels_of_heroes_at_the_maps_edges_and_in_a_crowd(browser, game, tmp_path, shots):
+    """Heroes moved to the map's four corners and edges, and five heroes on one spot, at level 12: every label
+    inside the map, none over another, each with its hero's level 12 (not its level when the game began)."""
+    import copy
+
+    from app.replay import write_page
+    header, records, _ = game
+    rec = copy.deepcopy(records[record_index(records, 30.0)])
+    size = header["map_size"]
+    spots = [(0, 0), (size, size), (0, size), (size, 0), (size / 2, 0), (size / 2, size), (0, size / 2),
+             (size, size / 2)]
+    heroes = [u for u in rec["units"] if u[U["type"]] == header["unit_types"].index(HERO)]
+    for k, u in enumerate(heroes):
+        u[U["alive"]] = 1
+        u[U["x"]], u[U["y"]] = spots[k] if k < len(spots) - 3 else (size * 0.4, size * 0.6)  # the last five
+    assert sum(1 for u in heroes if (u[U["x"]], u[U["y"]]) == (size * 0.4, size * 0.6)) == 5
+    for row in rec["heroes"]:
+        row[1] = 12  # HERO_FIELDS' level
+    rec["t"] = 0.0
+    url = "file://" + write_page(header, [rec], str(tmp_path / "edges.html"))
+    browser.open(url)
+    side = browser.evaluate("document.getElementById('map').width")
+    labels = browser.evaluate("viewer.labels")
+    assert len(labels) == 10 and {label["level"] for label in labels} == {12}
+    check_labels(labels, browser.evaluate("viewer.drawn"), rec, header, side)
+    screenshot(browser, shots, "viewer_labels_edges_and_crowd.png")
+
+
+LEGEND_KINDS = {"teams": ("radiant", "dire"), "hero": ("hero", "level"), "selected": ("selected",),
+                "creep_melee": ("melee creep",), "creep_ranged": ("ranged creep",), "ward": ("ward",),
+                "tower": ("tower",), "barracks": ("barracks",), "shrine": ("shrine",), "ancient": ("ancient",),
+                "fountain": ("fountain",), "fogged": ("out of",), "destroyed": ("destroyed",),
+                "kill_mark": ("kill",), "building_mark": ("building",)}
+
+
+def test_the_legend_names_every_shape_in_its_teams_colours(browser, game, shots):
+    header, records, url = game
+    browser.open(url)
+    legend = browser.evaluate("viewer.legend")
+    assert {item["kind"]: item for item in legend}.keys() == LEGEND_KINDS.keys()
+    shown = browser.evaluate("[...document.querySelectorAll('#legend .legend-item')].map(e => "
+                             "[e.dataset.kind, e.textContent, e.getBoundingClientRect().height > 0])")
+    assert [k for k, _, _ in shown] == [item["kind"] for item in legend] and all(v for _, _, v in shown)
+    for kind, text, _ in shown:
+        assert all(word in text for word in LEGEND_KINDS[kind]), (kind, text)
+    colors = browser.evaluate("viewer.colors")
+    for k, item in enumerate(legend):  # each swatch is drawn in the colour the map draws that shape in
+        for s in item["swatches"]:
+            pixel = browser.evaluate(f"Array.from([...document.querySelectorAll('#legend .legend-item')][{k}]"
+                                     f".querySelector('canvas').getContext('2d')"
+                                     f".getImageData({s['x']}, {s['y']}, 1, 1).data.slice(0, 3))")
+            color = colors[s["color"]]
+            want = color if isinstance(color, str) else color[s["team"]]
+            assert close(tuple(pixel), rgb(want)), (item["kind"], s, pixel)
+    screenshot(browser, shots, "viewer_5v5_legend.png")
+
+
+def test_the_chart_has_a_probability_axis_and_a_click_on_it_seeks(browser, game, tmp_path, shots):
+    from test_replay_file import Decider, record_game
+
+    from app.replay import write_page
+    header, records, url = game
+    browser.open(url)  # no model: no axis, a line that says so
+    assert browser.evaluate("viewer.chartAxis") == {"title": None, "ticks": []}
+    end = records[-1]["t"]
+    x, _ = browser.evaluate(f"viewer.chartPoint({end / 2}, 0.5)")
+    left, top = canvas_origin(browser, "#chart")
+    browser.click(left + x, top + 50)
+    assert browser.evaluate("viewer.state.t") == pytest.approx(end / 2, abs=end / 200)
+    _, _, header, records = record_game(tmp_path / "m.jsonl", mode="1v1", time_limit_s=20.0, radiant=Decider(0))
+    browser.open("file://" + write_page(header, records, str(tmp_path / "m.html")))
+    axis = browser.evaluate("viewer.chartAxis")
+    assert axis["title"] == "P(radiant wins)"  # a title, without a value
+    assert [tick["text"] for tick in axis["ticks"]] == ["1", "0.5", "0"]
+    image = screenshot(browser, shots, "viewer_1v1_chart_axis.png")
+    left, top = canvas_origin(browser, "#chart")
+    background = image.getpixel((round(left + 2), round(top + 40)))
+    for tick in axis["ticks"]:  # each value at its height, in the gutter left of the time axis
+        px, py = browser.evaluate(f"viewer.chartPoint(0, {tick['p']})")
+        assert tick["y"] == py and tick["x"] < px
+        row = [image.getpixel((round(left + x), round(top + py) + dy)) for x in range(px - 30, px - 2)
+               for dy in (-2, 0, 2)]
+        assert any(not close(p, background) for p in row), tick  # something is written there

@@ -88,3 +88,38 @@ def test_evaluate_alternates_sides_and_keeps_every_game(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "agent 'nobody'" in err and "'scripted'" in err
     assert os.path.basename(summary["replays"][0]) == "game0_scripted_vs_random.jsonl"
+
+
+def test_the_replays_table_shows_each_models_last_win_probability(tmp_path, capsys):
+    """A game where both sides report a win probability (radiant a constant 0.25, dire one that changes every
+    step), and a scripted game: the column holds each model's last estimate as a number, and "-" without one."""
+    from test_replay_file import Decider, record_game
+
+    class Rising(Decider):
+        steps = 0
+
+        def act(self, observations):
+            actions = super().act(observations)
+            self.steps += 1
+            self.decisions = {a: {**d, "win_prob": min(1.0, 0.003 * self.steps)} for a, d in self.decisions.items()}
+            return actions
+
+    run = tmp_path / "run"
+    write(str(run / "metrics.csv"), [{"iteration": 1, "vf_loss": 0.5}])
+    replays = run / "trial" / "replays"
+    replays.mkdir(parents=True)
+    _, _, header, records = record_game(replays / "models.jsonl", mode="1v1", time_limit_s=10.0, radiant=Decider(0),
+                                        dire=Rising(1))
+    record_game(replays / "scripted.jsonl", mode="1v1", time_limit_s=5.0)
+    dire_last = records[-1]["model"]["dire_0"]["win_prob"]
+    assert dire_last != records[1]["model"]["dire_0"]["win_prob"]  # the last one, not the first
+    assert report.main([str(run)]) == 0
+    page = (run / "report.html").read_text()
+    table = page[page.index('id="replays"'):page.index('id="config"')]
+    head = re.findall(r"<th>([^<]*)</th>", table)
+    column = head.index("model&#x27;s last P(win)")
+    rows = re.findall(r"<tr><td><a [^>]*>([^<]*)</a></td>(.*?)</tr>", table)
+    cells = {name: re.findall(r"<td>([^<]*)</td>", rest) for name, rest in rows}
+    assert cells["trial/replays/models.jsonl"][column - 1] == f"0.25 (radiant), {dire_last:.2f} (dire)"
+    assert cells["trial/replays/scripted.jsonl"][column - 1] == "-"
+    assert "game length (min)" in head and "True" not in table

@@ -1,13 +1,16 @@
 // The replay viewer (app/viewer/page.html): plays a replay of moba/env/replay_file.py on a canvas, with the fog of
-// war per team, a timeline with the win probability and the events, a panel per hero and an event log.
+// war per team, a timeline with the win probability and the events, a panel per hero, a legend and an event log.
 //
 // window.viewer is the page's state and controls, for people (the console) and for the browser tests:
 // viewer.seek(t), play(), pause(), setSpeed(x), setFog("all" | "radiant" | "dire"), selectHero(slot), render();
 // viewer.state {t, playing, speed, fog, record, selected}; viewer.drawn: the units drawn by the last render, each
-// {id, team, type, hero, x, y, px, py} (px, py: canvas pixels); viewer.toCanvas(x, y): map units to canvas pixels;
-// viewer.colors: the fill colours of heroes, creeps and buildings per team; viewer.winProbability: per team, the
-// [t, P(radiant wins)] points of the chart as that team's model sees it; viewer.chartPoint(t, p): where the chart
-// draws that point, in the chart canvas's pixels.
+// {id, team, type, hero, x, y, px, py} (px, py: canvas pixels); viewer.labels: the hero labels of the last render,
+// each {hero, text, level, box: [left, top, right, bottom]} (canvas pixels; level: the record's hero row);
+// viewer.toCanvas(x, y): map units to canvas pixels; viewer.colors: the fill colours of heroes, creeps and
+// buildings per team; viewer.legend: the legend's items, each {kind, text, swatches: [{team, color, x, y}]} (where
+// the swatch's canvas shows viewer.colors[color]); viewer.winProbability: per team, the [t, P(radiant wins)] points
+// of the chart as that team's model sees it; viewer.chartPoint(t, p): where the chart draws that point, in the chart
+// canvas's pixels; viewer.chartAxis: {title, caption, ticks: [{text, p, x, y}]} of the chart's probability axis.
 (function () {
   "use strict";
 
@@ -30,7 +33,9 @@
     building: ["#1d7a46", "#a11f1b"],
     ward: ["#f3c969", "#f3c969"],
     rubble: "#4a4f57",
+    selected: "#f3c969",
   };
+  const HERO_R = 8; // a hero's disc's radius in CSS pixels
   const BUILDING_EVENTS = ["tower", "barracks", "shrine", "ancient"];
   const GROUPS = [ // event log filters: [class, label, event types, shown at first]
     ["kills", "kills & deaths", ["kill", "death"], true],
@@ -59,11 +64,12 @@
   const timeline = $("timeline");
   const state = { t: 0, playing: false, speed: 8, fog: "all", record: -1, selected: -1 };
   let size = 700; // map side in CSS pixels
-  let dpr = 1;
+  let dpr = window.devicePixelRatio || 1;
   let background = null; // the map without units, drawn once per size
   let chartBase = null; // the chart without the cursor
   let fogLayer = null; // [canvas, context]: the fog of war's darkness, drawn again every frame
   let drawn = [];
+  let labels = []; // the hero labels of the last render
   const idMaps = new Array(R.length); // per record: unit id -> row (built on first use)
   const order = new Array(R.length); // per record: its unit rows in drawing order
 
@@ -97,8 +103,8 @@
   }
 
   // ---- geometry ----------------------------------------------------------------------------------------------------
-  function layout() {
-    const avail = Math.min(window.innerHeight - 230, window.innerWidth - 440);
+  function layout() { // the map as large as the window leaves room for, with the controls and the chart below it
+    const avail = Math.min(window.innerHeight - 236, window.innerWidth - 440);
     size = Math.max(420, Math.min(900, Math.floor(avail)));
     dpr = window.devicePixelRatio || 1;
     for (const [c, w, h] of [[canvas, size, size], [chart, size, CHART_H]]) {
@@ -107,7 +113,8 @@
       c.width = Math.round(w * dpr);
       c.height = Math.round(h * dpr);
     }
-    timeline.style.width = size + "px";
+    timeline.style.width = (size - CHART_LEFT) + "px"; // above the chart's time axis, right of its gutter
+    timeline.style.marginLeft = CHART_LEFT + "px";
     $("keys").style.maxWidth = size + "px";
     fitLog();
     background = drawBackground();
@@ -183,93 +190,165 @@
     g.restore();
   }
 
-  function bar(x, y, w, frac, color) {
-    ctx.fillStyle = "rgba(0,0,0,0.7)";
-    ctx.fillRect(x - w / 2 - 1, y - 1, w + 2, 5);
-    ctx.fillStyle = color;
-    ctx.fillRect(x - w / 2, y, w * Math.max(0, Math.min(1, frac)), 3);
+  function bar(g, x, y, w, frac, color) {
+    g.fillStyle = "rgba(0,0,0,0.7)";
+    g.fillRect(x - w / 2 - 1, y - 1, w + 2, 5);
+    g.fillStyle = color;
+    g.fillRect(x - w / 2, y, w * Math.max(0, Math.min(1, frac)), 3);
   }
 
-  function drawUnit(u, x, y, ghost) {
+  function buildingSide(type) { // a building's side in CSS pixels
+    return type === TYPE.ancient ? 18 : type === TYPE.fountain ? 16 : type === TYPE.tower ? 11 : type === TYPE.shrine
+      ? 9 : 10;
+  }
+
+  // draws unit row u at (px, py) CSS pixels on context g; ghost: a building out of the fog team's sight (its outline)
+  function drawUnit(g, u, px, py, ghost) {
     const type = u[F.type], team = u[F.team];
-    const px = sx(x), py = sy(y);
     const alive = u[F.alive] === 1;
     const hpFrac = u[F.max_hp] > 0 ? u[F.hp] / u[F.max_hp] : 0;
     if (IS_BUILDING.has(type)) {
-      const s = type === TYPE.ancient ? 18 : type === TYPE.fountain ? 16 : type === TYPE.tower ? 11 :
-        type === TYPE.shrine ? 9 : 10;
+      const s = buildingSide(type);
       if (!alive) {
-        ctx.strokeStyle = COLORS.rubble;
-        ctx.lineWidth = 2;
-        ctx.beginPath();
-        ctx.moveTo(px - s / 2, py - s / 2); ctx.lineTo(px + s / 2, py + s / 2);
-        ctx.moveTo(px + s / 2, py - s / 2); ctx.lineTo(px - s / 2, py + s / 2);
-        ctx.stroke();
+        g.strokeStyle = COLORS.rubble;
+        g.lineWidth = 2;
+        g.beginPath();
+        g.moveTo(px - s / 2, py - s / 2); g.lineTo(px + s / 2, py + s / 2);
+        g.moveTo(px + s / 2, py - s / 2); g.lineTo(px - s / 2, py + s / 2);
+        g.stroke();
         return;
       }
       if (ghost) {
-        ctx.strokeStyle = COLORS.building[team];
-        ctx.lineWidth = 1.5;
-        ctx.strokeRect(px - s / 2, py - s / 2, s, s);
+        g.strokeStyle = COLORS.building[team];
+        g.lineWidth = 1.5;
+        g.strokeRect(px - s / 2, py - s / 2, s, s);
         return;
       }
-      ctx.fillStyle = COLORS.building[team];
+      g.fillStyle = COLORS.building[team];
       if (type === TYPE.fountain || type === TYPE.ancient) {
-        ctx.beginPath();
-        ctx.moveTo(px, py - s / 2); ctx.lineTo(px + s / 2, py); ctx.lineTo(px, py + s / 2); ctx.lineTo(px - s / 2, py);
-        ctx.closePath();
-        ctx.fill();
+        g.beginPath();
+        g.moveTo(px, py - s / 2); g.lineTo(px + s / 2, py); g.lineTo(px, py + s / 2); g.lineTo(px - s / 2, py);
+        g.closePath();
+        g.fill();
       } else {
-        ctx.fillRect(px - s / 2, py - s / 2, s, s);
+        g.fillRect(px - s / 2, py - s / 2, s, s);
       }
-      ctx.strokeStyle = "rgba(0,0,0,0.8)";
-      ctx.lineWidth = 1;
-      ctx.strokeRect(px - s / 2, py - s / 2, s, s);
-      if (type !== TYPE.fountain) bar(px, py - s / 2 - 6, Math.max(16, s + 6), hpFrac, hpFrac > 0.5 ? "#7ed957" : "#f0b03c");
+      g.strokeStyle = "rgba(0,0,0,0.8)";
+      g.lineWidth = 1;
+      g.strokeRect(px - s / 2, py - s / 2, s, s);
+      if (type !== TYPE.fountain && u[F.max_hp] > 0) {
+        bar(g, px, py - s / 2 - 6, Math.max(16, s + 6), hpFrac, hpFrac > 0.5 ? "#7ed957" : "#f0b03c");
+      }
       return;
     }
     if (type === TYPE.hero) {
-      const r = 8;
-      ctx.fillStyle = COLORS.hero[team];
-      ctx.beginPath();
-      ctx.arc(px, py, r, 0, 2 * Math.PI);
-      ctx.fill();
-      ctx.strokeStyle = u[F.hero] === state.selected ? "#f3c969" : "#ffffff";
-      ctx.lineWidth = u[F.hero] === state.selected ? 3 : 1.5;
-      ctx.stroke();
-      bar(px, py - r - 8, 28, hpFrac, team === 0 ? "#4be08a" : "#ff5b55");
+      const selected = u[F.hero] === state.selected;
+      g.fillStyle = COLORS.hero[team];
+      g.beginPath();
+      g.arc(px, py, HERO_R, 0, 2 * Math.PI);
+      g.fill();
+      g.strokeStyle = selected ? COLORS.selected : "#ffffff";
+      g.lineWidth = selected ? 3 : 1.5;
+      g.stroke();
+      if (u[F.max_hp] > 0) bar(g, px, py - HERO_R - 8, 28, hpFrac, team === 0 ? "#4be08a" : "#ff5b55");
       if (u[F.max_mana] > 0) {
-        ctx.fillStyle = "#3d8ef0";
-        ctx.fillRect(px - 14, py - r - 4, 28 * Math.max(0, Math.min(1, u[F.mana] / u[F.max_mana])), 2);
+        g.fillStyle = "#3d8ef0";
+        g.fillRect(px - 14, py - HERO_R - 4, 28 * Math.max(0, Math.min(1, u[F.mana] / u[F.max_mana])), 2);
       }
-      ctx.font = "11px system-ui, sans-serif";
-      ctx.textAlign = "center";
-      ctx.fillStyle = "#ffffff";
-      ctx.strokeStyle = "rgba(0,0,0,0.85)";
-      ctx.lineWidth = 3;
-      const label = H.heroes[u[F.hero]].hero + " lv" + u[F.level];
-      ctx.strokeText(label, px, py - r - 12);
-      ctx.fillText(label, px, py - r - 12);
       return;
     }
     if (type === TYPE.ward) {
-      ctx.fillStyle = COLORS.ward[team];
-      ctx.strokeStyle = COLORS.hero[team];
-      ctx.lineWidth = 1.5;
-      ctx.beginPath();
-      ctx.arc(px, py, 3.5, 0, 2 * Math.PI);
-      ctx.fill();
-      ctx.stroke();
+      g.fillStyle = COLORS.ward[team];
+      g.strokeStyle = COLORS.hero[team];
+      g.lineWidth = 1.5;
+      g.beginPath();
+      g.arc(px, py, 3.5, 0, 2 * Math.PI);
+      g.fill();
+      g.stroke();
       return;
     }
-    ctx.fillStyle = COLORS.creep[team]; // creeps: melee a circle, ranged a triangle
-    ctx.beginPath();
+    g.fillStyle = COLORS.creep[team]; // creeps: melee a circle, ranged a triangle
+    g.beginPath();
     if (type === TYPE.creep_ranged) {
-      ctx.moveTo(px, py - 4); ctx.lineTo(px + 4, py + 3); ctx.lineTo(px - 4, py + 3); ctx.closePath();
+      g.moveTo(px, py - 4); g.lineTo(px + 4, py + 3); g.lineTo(px - 4, py + 3); g.closePath();
     } else {
-      ctx.arc(px, py, 3.2, 0, 2 * Math.PI);
+      g.arc(px, py, 3.2, 0, 2 * Math.PI);
     }
-    ctx.fill();
+    g.fill();
+  }
+
+  // ---- hero labels: name and level, inside the map, clear of each other and of the heroes ----------------------
+  // A hero's label goes to the first of these places (offsets of its centre from the hero's, in CSS pixels; "side"
+  // ones beside the hero by half the label's width) where it covers no other label and no hero, and if there is
+  // none, where it covers the least; every place is moved inside the map.
+  const LABEL_H = 13, LABEL_FONT = "11px system-ui, sans-serif";
+  const LABEL_PLACES = [[0, -25], [0, 17], [1, 0], [-1, 0]];
+  for (let k = 1; k <= 4; k++) LABEL_PLACES.push([0, -25 - k * LABEL_H], [0, 17 + k * LABEL_H]);
+
+  function heroBox(px, py) { // a hero's disc and its bars: [left, top, right, bottom]
+    return [px - 15, py - HERO_R - 10, px + 15, py + HERO_R + 1];
+  }
+
+  function overlap(a, b) {
+    return Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]))
+      * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
+  }
+
+  function heroLevel(rec, slot) { // the hero's level at this record (its row in the record's heroes, as in the panel)
+    const row = rec.heroes.find((h) => h[HF.slot] === slot);
+    return row ? row[HF.level] : null;
+  }
+
+  // heroes: [{slot, px, py}] in CSS pixels; obstacles: boxes a label should rather not cover (the buildings)
+  function placeLabels(g, rec, heroes, obstacles) {
+    g.font = LABEL_FONT;
+    const bodies = heroes.map((h) => heroBox(h.px, h.py));
+    const placed = [];
+    const selectedFirst = heroes.filter((h) => h.slot === state.selected)
+      .concat(heroes.filter((h) => h.slot !== state.selected));
+    for (const h of selectedFirst) {
+      const level = heroLevel(rec, h.slot);
+      const text = H.heroes[h.slot].hero + " lv" + (level === null ? "?" : level);
+      const w = Math.ceil(g.measureText(text).width) + 4;
+      let best = null, bestCost = Infinity;
+      for (const [side, dy] of LABEL_PLACES) {
+        const cx = Math.max(1 + w / 2, Math.min(size - 1 - w / 2, h.px + side * (16 + w / 2)));
+        const cy = Math.max(1 + LABEL_H / 2, Math.min(size - 1 - LABEL_H / 2, h.py + dy));
+        const box = [cx - w / 2, cy - LABEL_H / 2, cx + w / 2, cy + LABEL_H / 2];
+        let cost = 0;
+        for (const b of placed) cost += 4 * overlap(box, b.box);
+        for (const b of bodies) cost += 2 * overlap(box, b);
+        for (const b of obstacles) cost += 0.25 * overlap(box, b);
+        if (cost < bestCost - 1e-9) { best = box; bestCost = cost; }
+        if (cost === 0) break;
+      }
+      placed.push({ slot: h.slot, text: text, level: level, box: best, px: h.px, py: h.py });
+    }
+    return placed;
+  }
+
+  function drawLabels(g, placed) {
+    g.font = LABEL_FONT;
+    g.textAlign = "center";
+    g.textBaseline = "middle";
+    for (const l of placed) {
+      const [x0, y0, x1, y1] = l.box, cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+      const nx = Math.max(x0, Math.min(x1, l.px)), ny = Math.max(y0, Math.min(y1, l.py));
+      const d = Math.hypot(nx - l.px, ny - l.py);
+      if (d > 2 * HERO_R + 6) { // far from its hero: a line from the hero's disc to it
+        g.strokeStyle = "rgba(255,255,255,0.55)";
+        g.lineWidth = 1;
+        g.beginPath();
+        g.moveTo(l.px + (nx - l.px) / d * HERO_R, l.py + (ny - l.py) / d * HERO_R);
+        g.lineTo(nx, ny);
+        g.stroke();
+      }
+      g.fillStyle = "rgba(10,12,16,0.62)";
+      g.fillRect(x0, y0, x1 - x0, y1 - y0);
+      g.fillStyle = l.slot === state.selected ? COLORS.selected : "#ffffff";
+      g.fillText(l.text, cx, cy + 0.5);
+    }
+    g.textBaseline = "alphabetic";
   }
 
   function render() {
@@ -284,6 +363,7 @@
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     drawn = [];
     const where = new Map();
+    const heroes = [], buildings = [];
     for (const u of unitsInOrder(i)) {
       let x = u[F.x], y = u[F.y];
       const v = next.get(u[F.id]);
@@ -295,8 +375,13 @@
       if (!u[F.alive] && !building) continue; // dead heroes are shown in the panel
       const visible = team < 0 || visibleTo(u, team);
       if (!visible && !building) continue;
-      drawUnit(u, x, y, !visible);
+      drawUnit(ctx, u, sx(x), sy(y), !visible);
       where.set(u[F.id], [x, y]);
+      if (building) {
+        const s = buildingSide(u[F.type]);
+        buildings.push([sx(x) - s / 2, sy(y) - s / 2 - 7, sx(x) + s / 2, sy(y) + s / 2]);
+      }
+      if (u[F.type] === TYPE.hero) heroes.push({ slot: u[F.hero], px: sx(x), py: sy(y) });
       if (visible && u[F.alive]) {
         const [px, py] = toCanvas(x, y);
         drawn.push({ id: u[F.id], team: u[F.team], type: H.unit_types[u[F.type]], hero: u[F.hero], x: x, y: y,
@@ -304,6 +389,10 @@
       }
     }
     drawDecision(a, where);
+    const placed = placeLabels(ctx, a, heroes, buildings);
+    drawLabels(ctx, placed);
+    labels = placed.map((l) => ({ hero: l.slot, text: l.text, level: l.level,
+      box: l.box.map((v) => Math.round(v * dpr)) }));
     canvas.dataset.time = state.t.toFixed(2);
     canvas.dataset.fog = state.fog;
     canvas.dataset.record = String(i);
@@ -323,7 +412,7 @@
     const me = where.get(heroUnitId(rec, state.selected));
     if (!d || !me || d.target === null || !where.has(d.target)) return;
     const [x0, y0] = me, [x1, y1] = where.get(d.target);
-    ctx.strokeStyle = "#f3c969";
+    ctx.strokeStyle = COLORS.selected;
     ctx.setLineDash([4, 3]);
     ctx.lineWidth = 1.5;
     ctx.beginPath();
@@ -411,8 +500,8 @@
       case "last_hit": return [who + " last hit a " + e.unit_type.replace("_", " "), H.heroes[e.hero].team];
       case "deny": return [who + " denied a " + e.unit_type.replace("_", " "), H.heroes[e.hero].team];
       case "tower": case "barracks": case "shrine": case "ancient": {
-        const what = e.type === "tower" ? "T" + e.tier + lane + " tower" : (e.type === "barracks" ? lane.trim() + " " : "")
-          + e.type;
+        const what = e.type === "tower" ? "T" + e.tier + lane + " tower"
+          : (e.type === "barracks" ? lane.trim() + " " : "") + e.type;
         return [SIDES[e.team] + " " + what + " destroyed" + (who ? " (last hit " + who + ")" : ""), SIDES[1 - e.team]];
       }
       case "buyback": return [who + " bought back", H.heroes[e.hero].team];
@@ -505,9 +594,12 @@
   const WIN = winSeries();
   const HAS_WIN = WIN[0].length + WIN[1].length > 0;
 
-  const CHART_H = 96, CHART_TOP = 16, CHART_BOTTOM = 14; // the curve's band: below the event ticks
-  const chartX = (t) => t / Math.max(END, 1e-9) * size; // CSS pixels
+  // the chart: a gutter on the left for the probability axis, the events' marks along the top, the curves below
+  const CHART_H = 100, CHART_LEFT = 40, CHART_TOP = 22, CHART_BOTTOM = 8;
+  const CHART_TICKS = [1, 0.5, 0];
+  const chartX = (t) => CHART_LEFT + t / Math.max(END, 1e-9) * (size - CHART_LEFT); // CSS pixels
   const chartY = (p) => CHART_TOP + (1 - p) * (CHART_H - CHART_TOP - CHART_BOTTOM);
+  let chartAxis = null; // what the chart's axis says: {title, ticks: [{text, p, x, y}]} (chart pixels)
 
   function drawChartBase() {
     const [off, g] = offscreen(chart);
@@ -516,33 +608,71 @@
     g.fillStyle = "#1b1f25";
     g.fillRect(0, 0, w, h);
     g.font = "10px system-ui, sans-serif";
-    for (const e of events) { // kills and buildings as ticks along the top, in the colour of the team that scored
+    g.textBaseline = "middle";
+    g.fillStyle = "#7d8794";
+    g.textAlign = "right";
+    g.fillText("events", CHART_LEFT - 4, 7);
+    for (const e of events) { // kills and buildings as marks along the top, in the colour of the team that scored
       const building = BUILDING_EVENTS.includes(e.type);
       if (e.type !== "kill" && !building) continue;
       g.fillStyle = COLORS.hero[building ? 1 - e.team : SIDES.indexOf(H.heroes[e.hero].team)];
       g.fillRect(cx(e.t) - 1, building ? 1 : 4, building ? 3 : 2, building ? 11 : 6);
     }
+    g.strokeStyle = "#2c323b";
+    g.beginPath();
+    g.moveTo(CHART_LEFT, CHART_TOP - 6.5); g.lineTo(w, CHART_TOP - 6.5); // under the events' marks
+    g.stroke();
+    if (!HAS_WIN) {
+      g.fillStyle = "#7d8794";
+      g.textAlign = "left";
+      g.fillText("no win probability in this replay (no model plays in it)", CHART_LEFT + 6, cy(0.5));
+      chartAxis = { title: null, ticks: [] };
+      g.textBaseline = "alphabetic";
+      return off;
+    }
+    const ticks = [];
+    for (const p of CHART_TICKS) { // the probability axis: a grid line and its value in the gutter
+      g.strokeStyle = p === 0.5 ? "#3a414b" : "#272c33";
+      g.beginPath();
+      g.moveTo(CHART_LEFT, Math.round(cy(p)) + 0.5); g.lineTo(w, Math.round(cy(p)) + 0.5);
+      g.stroke();
+      g.fillStyle = "#8d97a5";
+      g.textAlign = "right";
+      const text = String(p);
+      g.fillText(text, CHART_LEFT - 5, cy(p));
+      ticks.push({ text: text, p: p, x: Math.round((CHART_LEFT - 5) * dpr), y: Math.round(cy(p) * dpr) });
+    }
     g.strokeStyle = "#3a414b";
     g.beginPath();
-    g.moveTo(0, cy(0.5)); g.lineTo(w, cy(0.5));
+    g.moveTo(CHART_LEFT - 0.5, CHART_TOP - 2); g.lineTo(CHART_LEFT - 0.5, cy(0) + 2);
     g.stroke();
+    WIN.forEach((series, team) => {
+      if (!series.length) return;
+      g.strokeStyle = COLORS.hero[team];
+      g.lineWidth = 2;
+      g.beginPath();
+      series.forEach(([t, p], k) => (k ? g.lineTo(cx(t), cy(p)) : g.moveTo(cx(t), cy(p))));
+      g.stroke();
+    });
+    g.lineWidth = 1;
+    const title = "P(radiant wins)";
+    const seenBy = " as " + WIN.map((s, k) => (s.length ? SIDES[k] + "'s model" : null)).filter(Boolean)
+      .join(" and ") + " sees it";
+    g.textAlign = "left";
+    g.font = "600 10px system-ui, sans-serif";
+    const tw = g.measureText(title).width;
+    g.font = "10px system-ui, sans-serif";
+    const sw = g.measureText(seenBy).width;
+    g.fillStyle = "rgba(27,31,37,0.8)";
+    g.fillRect(CHART_LEFT + 3, CHART_TOP - 5, tw + sw + 6, 12);
+    g.fillStyle = "#c4ccd6";
+    g.font = "600 10px system-ui, sans-serif";
+    g.fillText(title, CHART_LEFT + 6, CHART_TOP + 1);
     g.fillStyle = "#7d8794";
-    if (!HAS_WIN) {
-      g.fillText("no win probability in this replay (no model plays in it)", 6, cy(0.5) - 4);
-    } else {
-      g.fillText("P(radiant wins): 1", 4, cy(1) + 9);
-      g.fillText("0", 4, cy(0));
-      WIN.forEach((series, team) => {
-        if (!series.length) return;
-        g.strokeStyle = COLORS.hero[team];
-        g.lineWidth = 2;
-        g.beginPath();
-        series.forEach(([t, p], k) => (k ? g.lineTo(cx(t), cy(p)) : g.moveTo(cx(t), cy(p))));
-        g.stroke();
-      });
-      g.fillText("as " + WIN.map((s, k) => (s.length ? SIDES[k] + "'s model" : null)).filter(Boolean).join(" and ")
-        + " sees it", w - 190, cy(0));
-    }
+    g.font = "10px system-ui, sans-serif";
+    g.fillText(seenBy, CHART_LEFT + 6 + tw, CHART_TOP + 1);
+    g.textBaseline = "alphabetic";
+    chartAxis = { title: title, caption: seenBy.trim(), ticks: ticks };
     return off;
   }
 
@@ -556,6 +686,98 @@
     cctx.beginPath();
     cctx.moveTo(x, 0); cctx.lineTo(x, CHART_H);
     cctx.stroke();
+  }
+
+  // ---- the legend: every shape the map and the chart draw, drawn by the same code -------------------------------
+  const LEGEND = [ // [kind, label, unit type or null, teams drawn (null: none), state]
+    ["hero", "hero (name, level; bars: health, mana)", "hero", [0, 1], "alive"],
+    ["selected", "selected hero and its action's target", null, null, "selected"],
+    ["creep_melee", "melee creep", "creep_melee", [0, 1], "alive"],
+    ["creep_ranged", "ranged creep", "creep_ranged", [0, 1], "alive"],
+    ["ward", "ward", "ward", [0, 1], "alive"],
+    ["tower", "tower", "tower", [0, 1], "alive"],
+    ["barracks", "barracks", "barracks_melee", [0, 1], "alive"],
+    ["shrine", "shrine", "shrine", [0, 1], "alive"],
+    ["ancient", "ancient", "ancient", [0, 1], "alive"],
+    ["fountain", "fountain", "fountain", [0, 1], "alive"],
+    ["fogged", "building out of the team's sight", "tower", [0, 1], "ghost"],
+    ["destroyed", "destroyed building", "tower", [0], "dead"],
+    ["kill_mark", "chart: a kill", null, [0, 1], "kill"],
+    ["building_mark", "chart: a building destroyed", null, [0, 1], "building"],
+  ];
+  const SWATCH_W = 22, SWATCH_H = 28; // CSS pixels per team drawn
+  let legend = [];
+
+  function legendUnit(type, team, alive) { // a unit row to draw in the legend: full health and mana
+    const u = new Array(H.unit_fields.length).fill(0);
+    u[F.type] = TYPE[type];
+    u[F.team] = team;
+    u[F.hero] = type === "hero" ? -2 : -1; // no slot: never the selected hero
+    u[F.alive] = alive ? 1 : 0;
+    if (type === "hero") [u[F.hp], u[F.max_hp], u[F.mana], u[F.max_mana]] = [1, 1, 1, 1];
+    return u;
+  }
+
+  function buildLegend() {
+    const box = $("legend");
+    const teams = document.createElement("span");
+    teams.className = "legend-item";
+    teams.dataset.kind = "teams";
+    teams.innerHTML = "colours: <b class=\"team-0\">radiant</b> <b class=\"team-1\">dire</b>";
+    box.appendChild(teams);
+    legend = [{ kind: "teams", text: teams.textContent, swatches: [] }];
+    for (const [kind, text, type, sides, how] of LEGEND) {
+      const item = document.createElement("span");
+      item.className = "legend-item";
+      item.dataset.kind = kind;
+      const c = document.createElement("canvas");
+      const n = sides ? sides.length : 2;
+      c.style.width = n * SWATCH_W + "px";
+      c.style.height = SWATCH_H + "px";
+      c.width = Math.round(n * SWATCH_W * dpr);
+      c.height = Math.round(SWATCH_H * dpr);
+      const g = c.getContext("2d");
+      g.scale(dpr, dpr);
+      const swatches = [];
+      const cy = type === "hero" ? 18 : SWATCH_H / 2;
+      if (how === "selected") {
+        g.fillStyle = COLORS.hero[0];
+        g.beginPath();
+        g.arc(10, cy, HERO_R, 0, 2 * Math.PI);
+        g.fill();
+        g.strokeStyle = COLORS.selected;
+        g.lineWidth = 3;
+        g.stroke();
+        g.lineWidth = 1.5;
+        g.setLineDash([4, 3]);
+        g.beginPath();
+        g.moveTo(20, cy); g.lineTo(2 * SWATCH_W - 2, cy);
+        g.stroke();
+        g.setLineDash([]);
+        swatches.push({ team: 0, color: "selected", x: Math.floor((10 - HERO_R - 0.5) * dpr),
+          y: Math.round(cy * dpr) });
+      } else if (how === "kill" || how === "building") {
+        sides.forEach((team) => {
+          const x = team * SWATCH_W + SWATCH_W / 2;
+          g.fillStyle = COLORS.hero[team];
+          if (how === "building") g.fillRect(x - 1, 8, 3, 11); else g.fillRect(x - 1, 11, 2, 6);
+          swatches.push({ team: team, color: "hero", x: Math.round(x * dpr), y: Math.round(SWATCH_H / 2 * dpr) });
+        });
+      } else {
+        sides.forEach((team, k) => {
+          const x = k * SWATCH_W + SWATCH_W / 2;
+          drawUnit(g, legendUnit(type, team, how !== "dead"), x, cy, how === "ghost");
+          const color = how === "dead" ? "rubble" : type === "hero" ? "hero" : type.startsWith("creep") ? "creep"
+            : type === "ward" ? "ward" : "building";
+          const edge = how === "ghost" ? buildingSide(TYPE[type]) / 2 : 0; // an outline: its edge
+          swatches.push({ team: team, color: color, x: Math.floor((x - edge) * dpr), y: Math.round(cy * dpr) });
+        });
+      }
+      item.appendChild(c);
+      item.appendChild(document.createTextNode(text));
+      box.appendChild(item);
+      legend.push({ kind: kind, text: text, swatches: swatches });
+    }
   }
 
   // ---- controls ----------------------------------------------------------------------------------------------------
@@ -614,7 +836,8 @@
     for (const f of FOGS) $("fog-" + f).addEventListener("click", () => setFog(f));
     timeline.max = String(END);
     timeline.addEventListener("input", () => seek(parseFloat(timeline.value)));
-    const chartSeek = (ev) => seek((ev.clientX - chart.getBoundingClientRect().left) / size * END);
+    const chartSeek = (ev) => seek((ev.clientX - chart.getBoundingClientRect().left - CHART_LEFT)
+      / (size - CHART_LEFT) * END);
     chart.addEventListener("mousedown", (ev) => {
       chartSeek(ev);
       const move = (e) => chartSeek(e);
@@ -669,11 +892,15 @@
   buildPanel();
   buildLog();
   bind();
+  buildLegend();
   layout();
   setFog("all");
   window.viewer = {
     header: H, records: R, colors: COLORS, state: state, events: events,
     get drawn() { return drawn; },
+    get labels() { return labels; }, // per hero drawn: {hero, text, level, box: [left, top, right, bottom]}
+    get legend() { return legend; }, // per legend item: {kind, text, swatches: [{team, color, x, y}]}
+    get chartAxis() { return chartAxis; },
     seek: seek, play: play, pause: pause, setSpeed: setSpeed, setFog: setFog, selectHero: selectHero,
     render: render, toCanvas: toCanvas, recordAt: recordAt,
     winProbability: WIN, // per team: [t, P(radiant wins)] as that team's model sees it

@@ -4,7 +4,7 @@ agent's action into an engine order.
 An action is a Dict of five Discrete parameters: ``primary`` (what to do), ``delay`` (the tick inside the
 frameskip, app. L), ``target_unit`` (a row of the observation's unit table), ``offset_x`` and ``offset_y`` (-4..4
 steps). The primary action's target type (Table 5) decides which parameters are read; the rest are ignored. A
-masked or invalid choice is a no-op, never an error. Out-of-range values are rejected by ``validate_action``.
+masked or invalid choice is a no-op, never an error. Out-of-range values are rejected by ``validate_actions``.
 """
 from __future__ import annotations
 
@@ -46,14 +46,21 @@ ATTACK_TARGET_RADIUS = 1500.0
 SPELL_TARGET_RADIUS = 1200.0
 
 ACTION_KEYS = ("primary", "delay", "target_unit", "offset_x", "offset_y")
+N_ACTION_KEYS = len(ACTION_KEYS)
+# the integer types that validate_actions takes without a closer look (anything else is checked in full)
+INT_TYPES = frozenset((int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64))
 # doing nothing: no-op, no delay, the first unit row, the centre offset (each ignored by the no-op)
 NOOP_ACTION = {"primary": A_NOOP, "delay": 0, "target_unit": 0, "offset_x": N_OFFSETS // 2, "offset_y": N_OFFSETS // 2}
 
 
+def action_sizes(max_units: int, n_primary: int = N_PRIMARY) -> tuple[int, ...]:
+    """The number of choices of each action parameter, in ACTION_KEYS order (`n_primary`: a space with added actions,
+    model surgery)."""
+    return n_primary, N_DELAYS, max_units, N_OFFSETS, N_OFFSETS
+
+
 def action_space(max_units: int) -> spaces.Dict:
-    return spaces.Dict({"primary": spaces.Discrete(N_PRIMARY), "delay": spaces.Discrete(N_DELAYS),
-                        "target_unit": spaces.Discrete(max_units), "offset_x": spaces.Discrete(N_OFFSETS),
-                        "offset_y": spaces.Discrete(N_OFFSETS)})
+    return spaces.Dict({key: spaces.Discrete(n) for key, n in zip(ACTION_KEYS, action_sizes(max_units))})
 
 
 def validate_action(agent_id: str, action, max_units: int) -> np.ndarray:
@@ -65,9 +72,8 @@ def validate_action(agent_id: str, action, max_units: int) -> np.ndarray:
     if unknown:
         raise ValueError(f"action for {agent_id}: unknown field(s) {sorted(unknown, key=repr)}; "
                          f"allowed: {list(ACTION_KEYS)}")
-    out = np.zeros(5, np.int64)
-    sizes = (N_PRIMARY, N_DELAYS, max_units, N_OFFSETS, N_OFFSETS)
-    for i, (key, n) in enumerate(zip(ACTION_KEYS, sizes)):
+    out = np.zeros(N_ACTION_KEYS, np.int64)
+    for i, (key, n) in enumerate(zip(ACTION_KEYS, action_sizes(max_units))):
         if key not in action:
             raise ValueError(f"action for {agent_id}: missing field {key!r}")
         v = action[key]
@@ -84,6 +90,41 @@ def validate_action(agent_id: str, action, max_units: int) -> np.ndarray:
             raise ValueError(f"action for {agent_id}: field {key!r} = {iv} out of range [0, {n - 1}]")
         out[i] = iv
     return out
+
+
+def _plain_row(action, sizes) -> list | None:
+    """The action's 5 values when it is a dict of exactly the ACTION_KEYS holding plain ints in range (what agents
+    send); None otherwise (validate_action then decides, and names what is wrong)."""
+    if not isinstance(action, dict) or len(action) != N_ACTION_KEYS:
+        return None
+    try:
+        row = [action[k] for k in ACTION_KEYS]
+    except KeyError:
+        return None
+    for v, n in zip(row, sizes):
+        if type(v) not in INT_TYPES or not 0 <= v < n:
+            return None
+    return row
+
+
+def validate_actions(action_dict, agent_index: dict, max_units: int) -> np.ndarray:
+    """Every agent's action of one step as an (agents, 5) int array (rows in `agent_index` order: agent id -> row,
+    every hero of the game), or ValueError: the dict itself, then unknown and missing agent ids, then each action
+    (``validate_action``: the agent, the field and the allowed range). MobaEnv and RemoteMobaEnv validate with it."""
+    if not isinstance(action_dict, dict):
+        raise ValueError(f"actions: expected a dict keyed by agent id, got {type(action_dict).__name__}")
+    unknown = [a for a in action_dict if a not in agent_index]
+    if unknown:
+        raise ValueError(f"actions: unknown agent id(s) {unknown}; allowed: {list(agent_index)}")
+    missing = [a for a in agent_index if a not in action_dict]
+    if missing:
+        raise ValueError(f"actions: missing agent id(s) {missing}: every hero acts every step")
+    sizes = action_sizes(max_units)
+    acts = np.zeros((len(agent_index), N_ACTION_KEYS), np.int64)
+    for agent, action in action_dict.items():
+        row = _plain_row(action, sizes)
+        acts[agent_index[agent]] = validate_action(agent, action, max_units) if row is None else row
+    return acts
 
 
 def hero_action_table(hero_ab: np.ndarray, abi: np.ndarray, ia_ab: np.ndarray):

@@ -1,10 +1,11 @@
 """The compiled hot loops of the game and the environment, compiled ahead with a message.
 
 Numba compiles the engine's kernels (``moba/game/kernels.py``) and the environment's observation and mask kernels on
-first use and caches the machine code in ``__pycache__``. On a fresh checkout that is about a minute of silence in
-the first process that plays a game, and every env runner started at the same time would compile the same code
-again. ``compile_ahead`` plays one step of each mode up front, saying what it does when the cache is cold, so that
-the processes started after it (env runners, game servers) load the cache instead.
+first use and caches the machine code in ``__pycache__`` beside them (with ``NUMBA_CACHE_DIR``: in that directory,
+``moba/game/numba_cache.py``). On a fresh checkout that is about a minute of silence in the first process that plays a
+game, and every env runner started at the same time would compile the same code again. ``compile_ahead`` plays one
+step of each mode up front, saying what it does when the cache is cold, so that the processes started after it (env
+runners, game servers) load the cache instead.
 """
 from __future__ import annotations
 
@@ -27,6 +28,14 @@ def is_cached(dispatcher) -> bool:
         return False
 
 
+def cache_location() -> str:
+    """The directory of the engine kernels' numba cache."""
+    try:
+        return kernels.run_ticks._cache.cache_path
+    except Exception:  # another numba version's internals
+        return "__pycache__"
+
+
 def compile_ahead(log=print) -> float:
     """Compiles (or loads) every kernel a game step runs, in both modes; logs a line before and after when the cache
     is cold. Returns the seconds it took."""
@@ -34,7 +43,7 @@ def compile_ahead(log=print) -> float:
     cold = not all(is_cached(f) for f in ENTRY_POINTS)
     if cold:
         log("Compiling the game engine with numba: about a minute, on the first run of a checkout only "
-            "(the machine code is cached in __pycache__)...")
+            f"(the machine code is cached in {cache_location()})...")
     t0 = time.time()
     for mode in MODES:
         env = MobaEnv({"mode": mode, "seed": 0, "evaluation": True})

@@ -8,11 +8,11 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.annotations import override
 
-from moba.env.actions import action_space, decode_action, validate_action
+from moba.env.actions import N_ACTION_KEYS, action_space, decode_action, validate_actions
 from moba.env.config import EnvConfig
 from moba.env.observation import ObservationEncoder, observation_space
 from moba.env.randomization import sample_game
-from moba.env.rewards import SIGNAL_INDEX, SIGNALS, RewardTracker, reward_weights
+from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
 from moba.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
@@ -105,7 +105,6 @@ class MobaEnv(MultiAgentEnv):
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, self.team_size,
                                                                    self.cfg.max_units, self.cfg.observation_groups)
         self.weights = reward_weights(self.cfg.reward_preset, self.cfg.reward_weights)
-        self._win = SIGNAL_INDEX["win"]
         self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
         self.game: Game | None = None
         self._done = True
@@ -139,7 +138,7 @@ class MobaEnv(MultiAgentEnv):
         self.encoder = ObservationEncoder(self.game, self.cfg.max_units, self.cfg.observation_groups,
                                           self.cfg.constant_columns(), disabled)
         self.tracker = RewardTracker(self.game, self.lanes, self.lane_until)
-        self.prev_actions = np.zeros((self.n_heroes, 5), np.int64)
+        self.prev_actions = np.zeros((self.n_heroes, N_ACTION_KEYS), np.int64)
         self._queued = None  # action offset (app. L): orders decided at T, applied at T+1
         self._done = False
         self.agents = list(self.possible_agents)
@@ -152,12 +151,12 @@ class MobaEnv(MultiAgentEnv):
     def step(self, action_dict):
         if self._done:
             raise RuntimeError("MobaEnv.step called on a finished game: call reset() first")
-        acts = self._validate(action_dict)  # raises before anything changes
+        acts = validate_actions(action_dict, self._index, self.cfg.max_units)  # raises before anything changes
         orders = self._decode(acts)
         self.prev_actions[:] = acts
         if self.cfg.action_offset:
             orders, self._queued = self._queued, orders
-        events = self.game.step(orders)
+        self.game.step(orders)
         signals = self.tracker.step(self.game.frameskip / TICKS_PER_SECOND)
         weighted = signals * self.weights
         rewards_arr = weighted.sum(axis=1)
@@ -176,24 +175,9 @@ class MobaEnv(MultiAgentEnv):
         truncateds = {a: truncated and not terminated for a in self.possible_agents}
         terminateds["__all__"] = terminated
         truncateds["__all__"] = truncated and not terminated
-        self.last_events = events
         return obs, rewards, terminateds, truncateds, infos
 
     # ---- helpers -----------------------------------------------------------------------------------------------------
-    def _validate(self, action_dict) -> np.ndarray:
-        if not isinstance(action_dict, dict):
-            raise ValueError(f"actions: expected a dict keyed by agent id, got {type(action_dict).__name__}")
-        unknown = [a for a in action_dict if a not in self._index]
-        if unknown:
-            raise ValueError(f"actions: unknown agent id(s) {unknown}; allowed: {self.possible_agents}")
-        missing = [a for a in self.possible_agents if a not in action_dict]
-        if missing:
-            raise ValueError(f"actions: missing agent id(s) {missing}: every hero acts every step")
-        acts = np.zeros((self.n_heroes, 5), np.int64)
-        for a, act in action_dict.items():
-            acts[self._index[a]] = validate_action(a, act, self.cfg.max_units)
-        return acts
-
     def _decode(self, acts: np.ndarray) -> np.ndarray:
         s = self.game.s
         orders = np.zeros((self.n_heroes, NP), np.float64)

@@ -44,10 +44,11 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from moba.env.actions import A_ABILITY0, ACTION_KEYS, N_OFFSETS, N_PRIMARY, action_mask_for, unit_masks_for
+from moba.env.actions import (A_ABILITY0, N_ACTION_KEYS, N_PRIMARY, action_mask_for, action_sizes,
+                              unit_masks_for)
 from moba.game.abilities import N_TARGET_TYPES, N_UNIT_KINDS
 from moba.game.constants import (CREEP_UPGRADE_EVERY_S, DAY_NIGHT_PERIOD_S, DENY_HP_FRAC, GRID_CELL, GRID_N, LANE_BOT,
-                                LANE_MID, LANE_TOP, MAX_UNITS, N_DELAYS, N_UNIT_TYPES, UT_CREEP_MELEE, UT_CREEP_RANGED,
+                                LANE_MID, LANE_TOP, MAX_UNITS, N_UNIT_TYPES, UT_CREEP_MELEE, UT_CREEP_RANGED,
                                 UT_FOUNTAIN, UT_HERO)
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
@@ -306,8 +307,8 @@ def observation_space(team_size: int, max_units: int, groups=(), n_primary: int 
         "unit_valid": i(1, u),
         "heroes": f(n2, N_HERO), "hero_id": i(len(HEROES), n2), "hero_items": i(len(ITEMS), n2, INVENTORY),
         "me": i(1, n), "private_minimap": f(n, N_MINIMAP_CHANNELS, MINIMAP_N, MINIMAP_N),
-        # the largest value of any action parameter (ACTION_KEYS: primary, delay, target_unit, offset_x, offset_y)
-        "private_prev_action": i(max(n_primary, N_DELAYS, u, N_OFFSETS) - 1, n, len(ACTION_KEYS)),
+        # the largest value of any action parameter
+        "private_prev_action": i(max(action_sizes(u, n_primary)) - 1, n, N_ACTION_KEYS),
         "private_lanes": f(n, N_LANE),
         "action_mask": i(1, n_primary), "unit_masks": i(1, N_UNIT_KINDS, u),
         "action_target_type": i(N_TARGET_TYPES - 1, n_primary), "action_unit_kind": i(N_UNIT_KINDS - 1, n_primary),
@@ -621,7 +622,7 @@ class ObservationEncoder:
                 "heroes": np.zeros((n, 2 * n, N_HERO), np.float32), "hero_id": np.zeros((n, 2 * n), np.int32),
                 "hero_items": np.zeros((n, 2 * n, INVENTORY), np.int32), "me": np.zeros((n, n), np.int32),
                 "private_minimap": np.zeros((n, n, N_MINIMAP_CHANNELS, MINIMAP_N, MINIMAP_N), np.float32),
-                "private_prev_action": np.zeros((n, n, len(ACTION_KEYS)), np.int32),
+                "private_prev_action": np.zeros((n, n, N_ACTION_KEYS), np.int32),
                 "private_lanes": np.zeros((n, n, N_LANE), np.float32),
                 "action_mask": np.zeros((n, N_PRIMARY), np.int32),
                 "unit_masks": np.zeros((n, N_UNIT_KINDS, u), np.int32),

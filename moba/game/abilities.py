@@ -24,8 +24,6 @@ EFFECT_TELEPORT = 10  # channel `duration` seconds, then move the caster to the 
 EFFECT_WARD = 11  # place an observer ward at the target point: amount = vision radius, duration = lifetime (s)
 EFFECT_DAMAGE_BUFF = 12  # bonus attack damage: amount, duration (s)
 N_EFFECTS = 13
-EFFECT_NAMES = ("damage", "stun", "slow", "heal", "shield", "blink", "dot", "aura", "regen", "mana_regen",
-                "teleport", "ward", "damage_buff")
 
 # ---- effect areas --------------------------------------------------------------------------------------------------
 AREA_TARGET = 0  # the selected unit only

@@ -29,8 +29,8 @@ from moba.game.state import (E_KILLER, E_TEAM, E_TYPE, F_ARMOR, F_BAT, F_DMG, F_
                             G_GOLD, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE,
                             GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS, H_BUILD, H_CH0, H_DEATHS, H_DEF, H_DN, H_IT0,
                             H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE, I_HERO, I_LANE, I_PROT0, I_PROT_MODE, I_TEAM,
-                            I_TIER, I_TYPE, I_UID, I_USED, P_ACTIVE, P_ARMOR, P_DMG, P_HP, P_HPREG, P_MANAREG, P_MRES,
-                            P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
+                            I_TIER, I_TYPE, I_UID, I_USED, NE, P_ACTIVE, P_ARMOR, P_DMG, P_HP, P_HPREG, P_MANAREG,
+                            P_MRES, P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
 from moba.game.tables import (ABILITIES_PER_HERO, IS_ARMOR, IS_CHARGES, IS_COST, IS_DMG, IS_HP, IS_HPREG, IS_MANA,
                              IS_MANAREG, IS_MRES, IS_SPEED, tables)
 from moba.game.teams import DEFAULT_TIME_LIMIT_S, MODE_1V1, MODE_5V5, TEAM_SIZE, check_mode, team_name, winner_name
@@ -126,7 +126,7 @@ class Game:
         if _state is None:
             self._init_state()
         self.stats = [TeamStats(), TeamStats()]
-        self.last_events = np.zeros((0, 7), np.int64)
+        self.last_events = np.zeros((0, NE), np.int64)
 
     # ---- set-up ----------------------------------------------------------------------------------------------------
     def _layout_buildings(self, init: bool):

@@ -30,7 +30,6 @@ FOUNTAIN_POS = (350.0, 350.0)
 ANCIENT_POS = (1000.0, 1000.0)
 T4_POS = ((1350.0, 850.0), (850.0, 1350.0))
 SHRINE_POS = ((2300.0, 3300.0), (3300.0, 2300.0))
-SHOP_POS = FOUNTAIN_POS
 # forest blocks (impassable), Radiant-side jungle, as (x0, y0, x1, y1); mirrored for the Dire side
 _FORESTS = [(1700, 2300, 2100, 3000), (2500, 4100, 3200, 4500), (2300, 1700, 3000, 2100), (4100, 2500, 4500, 3200),
             (1800, 5200, 2600, 5600), (5200, 1800, 5600, 2600)]

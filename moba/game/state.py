@@ -33,7 +33,7 @@ from moba.game.constants import MAX_UNITS
 # unit orders (I_ORDER)
 ORDER_IDLE, ORDER_MOVE, ORDER_ATTACK, ORDER_CAST = 0, 1, 2, 3
 # building protection modes (I_PROT_MODE): invulnerable while ...
-PROT_NONE, PROT_ANY_ALIVE, PROT_ALL_ALIVE = 0, 1, 2  # ... any of / all of the units I_PROT0..2 are alive
+PROT_ANY_ALIVE, PROT_ALL_ALIVE = 1, 2  # ... any of / all of the units I_PROT0..2 are alive (0: never)
 # creep kinds (I_CREEP_KIND)
 CREEP_NORMAL, CREEP_SUPER, CREEP_MEGA = 0, 1, 2
 
@@ -43,12 +43,14 @@ N_ITEM_ACTIONS = 7
  G_ICD4, G_ICD5, G_ICD6, G_LS_X, G_LS_Y, G_LS_HP, G_LS_T, G_LANE_UNTIL, G_DMGT0, G_DMGT1, G_DMGT2, G_DMGT3,
  G_DMGT4, G_DMGT5, G_DMGT6, G_DMGT7, G_DMGT8, G_DMGT9, P_HP, P_ARMOR, P_SPEED, P_HPREG, P_MANAREG, P_MRES, P_DMG,
  NHF) = range(40)
+# G_LANE_UNTIL is not used (the env keeps the lane assignments); the column stays so that saved games keep their layout
 
 # ---- hero int columns ------------------------------------------------------------------------------------------------
 INVENTORY = 6
 (H_UNIT, H_DEF, H_LEVEL, H_KILLS, H_DEATHS, H_ASSISTS, H_LH, H_DN, H_AB0, H_AB1, H_AB2, H_AB3, H_IT0, H_IT1, H_IT2,
  H_IT3, H_IT4, H_IT5, H_CH0, H_CH1, H_CH2, H_CH3, H_CH4, H_CH5, H_BUILD, H_LANES, H_TOWERS, H_BUYBACKS,
  NHI) = range(29)
+# H_LANES is not used (the env keeps the lane assignments); the column stays so that saved games keep their layout
 
 # ---- game scalars ----------------------------------------------------------------------------------------------------
 (GF_TIME, GF_NEXT_WAVE, NGF) = range(3)
@@ -57,12 +59,12 @@ INVENTORY = 6
 # ---- pending orders (one per hero) -----------------------------------------------------------------------------------
 (P_ACTIVE, P_TICK, P_KIND, P_ARG, P_UNIT, P_X, P_Y, NP) = range(8)  # stored as float64
 # order kinds
-OK_NONE, OK_MOVE, OK_ATTACK, OK_ABILITY, OK_ITEM, OK_BUYBACK, OK_SHRINE = range(7)
+OK_MOVE, OK_ATTACK, OK_ABILITY, OK_ITEM, OK_BUYBACK, OK_SHRINE = range(1, 7)  # 0: no order
 
 # ---- events ----------------------------------------------------------------------------------------------------------
 MAX_EVENTS = 1024
 (E_KIND, E_VICTIM, E_KILLER, E_TYPE, E_TEAM, E_FLAG, NE) = range(7)
-EV_DEATH, EV_CAST = 0, 1
+EV_DEATH = 0  # the only kind of event the engine records
 
 ARRAY_NAMES = ("uf", "ui", "hf", "hi", "gf", "gi", "pend", "vis", "ev")
 

@@ -20,7 +20,6 @@ ABILITIES_PER_HERO = 4  # abilities.Hero: 3 basic abilities and the ultimate
 # ability float columns: 4 levels each for range, mana, cooldown; then per effect 4 amounts, 4 durations, radius
 A_RANGE, A_MANA, A_CD = 0, 4, 8
 A_E0 = 12  # effect 0: amount[4], duration[4], radius
-A_E1 = 21  # effect 1
 A_EFF_STRIDE = 9
 A_AMT, A_DUR, A_RAD = 0, 4, 8
 NABF = 30

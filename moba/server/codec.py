@@ -11,11 +11,9 @@ import math
 
 import numpy as np
 
+from moba.env.actions import ACTION_KEYS
 from moba.server import moba_pb2 as pb
 
-ACTION_FIELDS = ("primary", "delay", "target_unit", "offset_x", "offset_y")  # = moba.env.actions.ACTION_KEYS
-# the infos keys with typed proto fields; any other key travels in AgentInfo.extra_json
-_TYPED_INFO_KEYS = ("reward_signals", "game_time_s", "winner")
 # wire dtype name -> little-endian numpy dtype
 _WIRE_DTYPES = {np.dtype(t).name: np.dtype(t).newbyteorder("<")
                 for t in (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8,
@@ -100,6 +98,8 @@ def json_default(o):
 
 
 def fill_infos(infos_map, infos: dict) -> None:
+    """Writes the infos into a reply's map: reward_signals, game_time_s and winner have typed proto fields; any other
+    key travels in AgentInfo.extra_json."""
     for agent, info in infos.items():
         m = infos_map[agent]
         extra = {}
@@ -144,5 +144,5 @@ def actions_from_proto(actions_map) -> dict:
     """agent id -> {field: int} with only the fields that were set (the environment names a missing one)."""
     out = {}
     for agent, a in actions_map.items():
-        out[agent] = {f: getattr(a, f) for f in ACTION_FIELDS if a.HasField(f)}
+        out[agent] = {f: getattr(a, f) for f in ACTION_KEYS if a.HasField(f)}
     return out

@@ -38,11 +38,10 @@ import threading
 import time
 
 import grpc
-import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.annotations import override
 
-from moba.env.actions import ACTION_KEYS, validate_action
+from moba.env.actions import INT_TYPES, validate_actions
 from moba.env.config import EnvConfig
 from moba.env.moba_env import agent_spaces, next_instance_id
 from moba.server import codec
@@ -58,9 +57,6 @@ DEFAULT_RETRIES = 3
 BACKOFF_S = (0.25, 0.5, 1.0, 2.0, 4.0)
 _CLOSE_TIMEOUT_S = 3.0
 _RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
-_INT_TYPES = frozenset((int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32, np.uint64))
-
-
 
 
 class RemoteEnvError(RuntimeError):
@@ -180,7 +176,6 @@ class RemoteMobaEnv(MultiAgentEnv):
         self._index = {a: i for i, a in enumerate(self.possible_agents)}
         self.observation_spaces, self.action_spaces = agent_spaces(self.possible_agents, self.team_size,
                                                                    self.cfg.max_units, self.cfg.observation_groups)
-        self._sizes = tuple(self.action_spaces[self.possible_agents[0]][k].n for k in ACTION_KEYS)
         self._signals = tuple(spec.reward_signals)
         log.debug("remote game %s on %s (worker %d, instance %d)", self.game_id, self.address, self.worker_index,
                   self.instance_id)
@@ -243,7 +238,7 @@ class RemoteMobaEnv(MultiAgentEnv):
         self._check_open()
         request = pb.ResetRequest(game_id=self.game_id)
         if seed is not None:
-            if isinstance(seed, bool) or type(seed) not in _INT_TYPES:
+            if isinstance(seed, bool) or type(seed) not in INT_TYPES:
                 raise TypeError(f"reset: seed must be an int or None, got {seed!r}")
             request.seed = int(seed)
         reply = self._call("Reset", request, "reset", idempotent=False)
@@ -256,7 +251,8 @@ class RemoteMobaEnv(MultiAgentEnv):
         self._check_open()
         request = pb.StepRequest(game_id=self.game_id)
         actions = request.actions
-        for agent, row in self._action_rows(action_dict):
+        acts = validate_actions(action_dict, self._index, self.cfg.max_units)  # MobaEnv's checks and messages
+        for agent, row in zip(self.possible_agents, acts.tolist()):
             a = actions[agent]
             a.primary, a.delay, a.target_unit, a.offset_x, a.offset_y = row
         reply = self._call("Step", request, "step", idempotent=False)
@@ -295,38 +291,6 @@ class RemoteMobaEnv(MultiAgentEnv):
     def _check_open(self):
         if self._closed:
             raise RuntimeError(f"RemoteMobaEnv: game {self.game_id} on {self.address} was closed")
-
-    def _action_rows(self, action_dict):
-        """Validates like MobaEnv._validate (same checks, order and messages) and yields (agent, 5 ints). Plain int
-        fields in range take a fast path; anything else goes through actions.validate_action for its error."""
-        if not isinstance(action_dict, dict):
-            raise ValueError(f"actions: expected a dict keyed by agent id, got {type(action_dict).__name__}")
-        index = self._index
-        unknown = [a for a in action_dict if a not in index]
-        if unknown:
-            raise ValueError(f"actions: unknown agent id(s) {unknown}; allowed: {self.possible_agents}")
-        missing = [a for a in self.possible_agents if a not in action_dict]
-        if missing:
-            raise ValueError(f"actions: missing agent id(s) {missing}: every hero acts every step")
-        sizes, out = self._sizes, []
-        for agent, act in action_dict.items():
-            row = None
-            if isinstance(act, dict) and len(act) == 5:
-                try:
-                    row = [act[k] for k in ACTION_KEYS]
-                except KeyError:
-                    row = None
-                if row is not None:
-                    for v, n in zip(row, sizes):
-                        if type(v) not in _INT_TYPES or not 0 <= v < n:
-                            row = None
-                            break
-            if row is None:
-                row = validate_action(agent, act, self.cfg.max_units).tolist()
-            else:
-                row = [int(v) for v in row]
-            out.append((agent, row))
-        return out
 
 
 def make_moba_env(config=None):

@@ -30,8 +30,8 @@ from moba.game.abilities import (AREA_CIRCLE_SELF, EFFECT_BLINK, EFFECT_DAMAGE, 
                                  EFFECT_HEAL, EFFECT_REGEN, EFFECT_SHIELD, EFFECT_SLOW, EFFECT_STUN,
                                  TARGET_TYPE_READS_UNIT, TT_NO_TARGET, TT_POINT, TT_UNIT, TT_UNIT_OFFSET, UK_ALLY,
                                  UK_ATTACK, UK_ENEMY, UK_TELEPORT)
-from moba.game.constants import (LANE_BOT, LANE_MID, LANE_TOP, N_DELAYS, UT_ANCIENT, UT_CREEP_MELEE, UT_CREEP_RANGED,
-                                 UT_FOUNTAIN, UT_HERO, UT_TOWER)
+from moba.game.constants import (LANE_BOT, LANE_MID, LANE_NAMES, LANE_TOP, N_DELAYS, UT_ANCIENT, UT_CREEP_MELEE,
+                                 UT_CREEP_RANGED, UT_FOUNTAIN, UT_HERO, UT_TOWER)
 from moba.game.heroes import HEROES
 from moba.game.items import ITEM_ACTIONS
 from moba.game.kernels import armor_multiplier
@@ -43,20 +43,48 @@ ITEM_ACTION = {name: A_ITEM0 + k for k, name in enumerate(ITEM_ACTIONS)}
 # ---- the bot's behaviour numbers -------------------------------------------------------------------------------------
 RETREAT_HP = 0.3  # go home below this health fraction ...
 RETURN_HP = 0.85  # ... and come back above this one
-SALVE_HP = 0.55
+SALVE_HP = 0.55  # drink a healing salve below this health fraction ...
+SALVE_INTERVAL_S = 8.0  # ... at most once in this many seconds (a salve heals over time)
+CLARITY_MANA = 0.4  # drink a clarity below this mana fraction ...
+CLARITY_INTERVAL_S = 25.0  # ... at most once in this many seconds
+LONG_AGO_S = -100.0  # the game time of "the last salve / clarity" before the first one
+SHRINE_HP = 0.6  # use an allied shrine below this health fraction
+BUYBACK_BUILDINGS_ALIVE = 6  # dead, buy back when the team has this many buildings or fewer left (base in danger)
 FIGHT_RANGE = 900.0  # engage enemy heroes this close
+FIGHT_HP = 0.5  # engage above this health fraction, or below it when the enemy hero has less health than this one
+TARGET_DISTANCE_SCALE = 3000.0  # the enemy hero to fight: the lowest health fraction + distance / this
+TOWER_DIVE_KILL_HP = 0.25  # engage an enemy hero near its tower only when its health fraction is below this
 TOWER_DANGER = 780.0  # distance from an enemy tower that is unsafe without creeps tanking it
+TOWER_DANGER_TARGETED = TOWER_DANGER + 100  # retreat from an enemy tower that attacks this hero this close
+TOWER_WAIT_MARGIN = 150.0  # walking up a lane: stop this far outside an untanked enemy tower's danger distance
+SAFE_TOWER_MARGIN = 200.0  # no allied creep in the lane: wait this far outside the nearest enemy tower's danger ...
+SAFE_LANE_FRACTION = 0.5  # ... or at this fraction of the lane's length when no enemy tower is in sight
 TANK_RADIUS = 750.0  # allied creeps within this distance of an enemy building tank it ...
 TANK_MIN_CREEPS = 1  # ... when there are at least this many
 FOLLOW_BEHIND = 200.0  # stand this far behind the front allied creep
 LANE_NEAR = 900.0  # a unit within this distance of the lane path belongs to the lane
-TP_MIN_DISTANCE = 3500.0  # teleport to the lane when it is farther than this
+TP_MIN_DISTANCE = 3500.0  # teleport to the lane when it is farther than this ...
+TP_NEAR_FOUNTAIN = 1200  # ... and the hero is within this distance of its fountain
+TP_FRONT_SLACK = 300  # teleport to a tower at most this far beyond the lane's front
+RETREAT_HOME_S = 1500  # retreating this close to the lane's start (or off the lane): go to the fountain ...
+RETREAT_STEP = 800.0  # ... otherwise step back this far along the lane
+ARRIVED = 40  # a move goal this close is reached (no order)
+LAST_HIT_RANGE = 800  # go for last hits on enemy creeps this close ...
+DENY_RANGE = 700  # ... and denies on allied creeps this close
+LAST_HIT_MARGIN = 1.05  # a creep is a last hit when its health is at most this times the hero's damage to it
+FARM_RANGE = 700  # hit, or cast area spells on, enemy creeps this close
+FARM_SPELL_MANA = 0.6  # cast area spells on a wave only above this mana fraction
+CAST_RANGE_SLACK = 100  # cast a point spell at an enemy hero up to this far beyond the cast range
+SELF_AREA_MIN_RADIUS = 250.0  # no-target spells: on a hero within max(radius, this); on a wave if radius >= this
+WARD_NEAR_GOAL = 300  # place a ward when this close to the lane position the hero walks to ...
+WARD_AHEAD = 300  # ... this far ahead of that position along each axis of the lane's direction
 DIVE_HP = 0.5  # attack an untanked tower only while every enemy hero is dead and health is above this
 AREA_MIN_CREEPS = 3  # cast area spells on a wave of at least this many enemy creeps
 OFFENSIVE = (EFFECT_DAMAGE, EFFECT_STUN, EFFECT_SLOW, EFFECT_DOT)
 DEFENSIVE = (EFFECT_HEAL, EFFECT_SHIELD, EFFECT_REGEN)
 LANES_5V5 = (LANE_BOT, LANE_BOT, LANE_MID, LANE_TOP, LANE_TOP)  # Radiant's safe lane is the bottom one
 ABILITY_ACTIONS = tuple(range(A_ABILITY0, A_ITEM0))
+BASIC_ABILITIES = ABILITIES_PER_HERO - 1  # area spells on a wave: the basic abilities, never the ultimate (the last)
 ITEM_USE_ACTIONS = tuple(range(A_ITEM0, A_ITEM0 + len(ITEM_ACTIONS)))
 
 
@@ -184,10 +212,10 @@ class ScriptedAgent:
             # lane ids: column LANE_ASSIGNED_TOP + lane holds the assignment to that lane
             assigned = np.nonzero(obs["private_lanes"][me, LANE_ASSIGNED_TOP:LANE_ASSIGNED_BOT + 1] > 0)[0]
             lane = LANE_MID if n == 1 else LANES_5V5[me]
-            if len(assigned) < 3 and lane not in assigned:
+            if len(assigned) < len(LANE_NAMES) and lane not in assigned:
                 lane = int(assigned[me % len(assigned)])
             st = {"team": team, "me": me, "lane": lane, "path": LanePath(team, lane), "plan": _HeroPlan(hero_def),
-                  "retreat": False, "salve_t": -100.0, "clarity_t": -100.0, "steps": 0}
+                  "retreat": False, "salve_t": LONG_AGO_S, "clarity_t": LONG_AGO_S, "steps": 0}
             self._state[aid] = st
         return st
 
@@ -213,7 +241,7 @@ class ScriptedAgent:
         t = float(obs["global"][GLOBAL_TIME])
         if hero[HERO_ALIVE] < 0.5:
             st["retreat"] = False
-            if mask[A_BUYBACK] and obs["global"][GLOBAL_OWN_BUILDINGS_ALIVE] <= 6:  # base in danger: buy back
+            if mask[A_BUYBACK] and obs["global"][GLOBAL_OWN_BUILDINGS_ALIVE] <= BUYBACK_BUILDINGS_ALIVE:
                 return _noop(A_BUYBACK)
             return _noop()
         units, utype, valid = obs["units"], obs["unit_type"] - 1, obs["unit_valid"] > 0
@@ -235,21 +263,21 @@ class ScriptedAgent:
             st["retreat"] = True
         if st["retreat"] and hp > RETURN_HP:
             st["retreat"] = False
-        if mask[A_SHRINE] and hp < 0.6:
+        if mask[A_SHRINE] and hp < SHRINE_HP:
             return _noop(A_SHRINE)
         salve = ITEM_ACTION["healing_salve"]
-        if mask[salve] and hp < SALVE_HP and t - st["salve_t"] > 8.0:
+        if mask[salve] and hp < SALVE_HP and t - st["salve_t"] > SALVE_INTERVAL_S:
             st["salve_t"] = t
             return _noop(salve)
         clarity = ITEM_ACTION["clarity"]
-        if mask[clarity] and mana_frac < 0.4 and t - st["clarity_t"] > 25.0:
+        if mask[clarity] and mana_frac < CLARITY_MANA and t - st["clarity_t"] > CLARITY_INTERVAL_S:
             st["clarity_t"] = t
             return _noop(clarity)
         n = len(obs["me"])
         enemies_dead = not obs["heroes"][n:, HERO_ALIVE].any()
         diving = enemies_dead and hp > DIVE_HP
         danger_tower = [i for i in np.nonzero(enemy & tower_like)[0]
-                        if units[i, UNIT_IS_TARGETING_ME] > 0 and dist[i] < TOWER_DANGER + 100 and not diving]
+                        if units[i, UNIT_IS_TARGETING_ME] > 0 and dist[i] < TOWER_DANGER_TARGETED and not diving]
         if st["retreat"] or danger_tower:
             a = self._defend_self(obs, st, enemy_heroes, dist, mask)
             if a is not None and not danger_tower:
@@ -260,7 +288,7 @@ class ScriptedAgent:
         my_s, _ = path.project(mx, my)
         front_s = self._front(path, units, ally & creep, fallback=self._safe_s(path, units, enemy, tower_like))
         tp = ITEM_ACTION["town_portal_scroll"]
-        if mask[tp] and np.hypot(mx - fountain[0], my - fountain[1]) < 1200 and front_s[0] - my_s[0] > \
+        if mask[tp] and np.hypot(mx - fountain[0], my - fountain[1]) < TP_NEAR_FOUNTAIN and front_s[0] - my_s[0] > \
                 TP_MIN_DISTANCE:
             a = self._teleport(obs, path, front_s[0])
             if a is not None:
@@ -268,11 +296,13 @@ class ScriptedAgent:
 
         # --- fight enemy heroes ---
         if len(enemy_heroes):
-            j = enemy_heroes[np.argmin(units[enemy_heroes, UNIT_HEALTH_FRACTION] + dist[enemy_heroes] / 3000.0)]
+            score = units[enemy_heroes, UNIT_HEALTH_FRACTION] + dist[enemy_heroes] / TARGET_DISTANCE_SCALE
+            j = enemy_heroes[np.argmin(score)]
             near_enemy_tower = any(np.hypot(units[i, UNIT_X] - units[j, UNIT_X], units[i, UNIT_Y] -
                                             units[j, UNIT_Y]) < TOWER_DANGER for i in np.nonzero(enemy & tower_like)[0])
             their_hp = units[j, UNIT_HEALTH_FRACTION]
-            if dist[j] < FIGHT_RANGE and (hp > 0.5 or their_hp < hp) and (not near_enemy_tower or their_hp < 0.25):
+            if dist[j] < FIGHT_RANGE and (hp > FIGHT_HP or their_hp < hp) and \
+                    (not near_enemy_tower or their_hp < TOWER_DIVE_KILL_HP):
                 a = self._cast_on(obs, st, j, dist, mask, enemy)
                 if a is not None:
                     return a
@@ -282,12 +312,12 @@ class ScriptedAgent:
         # --- last hits, denies ---
         skilled = self.handicap.last_hits >= 1.0 or self.rng.random() < self.handicap.last_hits
         dmg = units[myrow, UNIT_ATTACK_DAMAGE]
-        lh = [i for i in np.nonzero(enemy & creep & (dist < 800))[0] if obs["unit_masks"][UK_ATTACK, i]
-              and units[i, UNIT_HEALTH] <= dmg * armor_multiplier(units[i, UNIT_ARMOR]) * 1.05]
+        lh = [i for i in np.nonzero(enemy & creep & (dist < LAST_HIT_RANGE))[0] if obs["unit_masks"][UK_ATTACK, i]
+              and units[i, UNIT_HEALTH] <= dmg * armor_multiplier(units[i, UNIT_ARMOR]) * LAST_HIT_MARGIN]
         if lh and skilled:
             return self._attack(min(lh, key=lambda i: dist[i]))
-        dn = [i for i in np.nonzero(ally & creep & (units[:, UNIT_DENIABLE] > 0) & (dist < 700))[0]
-              if obs["unit_masks"][UK_ATTACK, i] and units[i, UNIT_HEALTH] <= dmg * 1.05]
+        dn = [i for i in np.nonzero(ally & creep & (units[:, UNIT_DENIABLE] > 0) & (dist < DENY_RANGE))[0]
+              if obs["unit_masks"][UK_ATTACK, i] and units[i, UNIT_HEALTH] <= dmg * LAST_HIT_MARGIN]
         if dn and skilled:
             return self._attack(dn[0])
 
@@ -305,7 +335,7 @@ class ScriptedAgent:
                 return self._attack(i)
 
         # --- farm the wave ---
-        wave = [i for i in np.nonzero(enemy & creep & (dist < 700))[0] if obs["unit_masks"][UK_ATTACK, i]
+        wave = [i for i in np.nonzero(enemy & creep & (dist < FARM_RANGE))[0] if obs["unit_masks"][UK_ATTACK, i]
                 and not self._under_enemy_tower(units, enemy & tower_like, i, ally & creep)]
         if wave:
             return self._attack(min(wave, key=lambda i: units[i, UNIT_HEALTH] if skilled else dist[i]))
@@ -315,12 +345,12 @@ class ScriptedAgent:
         for i in np.nonzero(enemy & tower_like)[0]:
             ts, td = path.project(units[i, UNIT_X], units[i, UNIT_Y])
             if td[0] < LANE_NEAR and not self._tanked(units, ally & creep, i):
-                goal_s = min(goal_s, ts[0] - TOWER_DANGER - 150.0)
+                goal_s = min(goal_s, ts[0] - TOWER_DANGER - TOWER_WAIT_MARGIN)
         gx, gy = path.point(goal_s)
         ward = ITEM_ACTION["observer_ward"]
-        if mask[ward] and abs(my_s[0] - goal_s) < 300:
-            ox, oy = _offset(gx - mx + 300 * np.sign(path.dir[0, 0]), gy - my + 300 * np.sign(path.dir[0, 1]),
-                             OFFSET_STEP_WARD)
+        if mask[ward] and abs(my_s[0] - goal_s) < WARD_NEAR_GOAL:
+            ox, oy = _offset(gx - mx + WARD_AHEAD * np.sign(path.dir[0, 0]),
+                             gy - my + WARD_AHEAD * np.sign(path.dir[0, 1]), OFFSET_STEP_WARD)
             return {**_noop(ward), "offset_x": ox, "offset_y": oy}
         return self._move_to(mx, my, gx, gy, mask)
 
@@ -334,9 +364,9 @@ class ScriptedAgent:
         if not mask[A_MOVE]:
             return _noop()
         d = math.hypot(gx - mx, gy - my)
-        if d < 40:
+        if d < ARRIVED:
             return _noop()
-        reach = 4 * OFFSET_STEP_CASTER
+        reach = (N_OFFSETS // 2) * OFFSET_STEP_CASTER  # the offset grid's border
         if d > reach:  # keep the direction exact: scale the step onto the offset grid's border
             gx, gy = mx + (gx - mx) / d * reach, my + (gy - my) / d * reach
         ox, oy = _offset(gx - mx, gy - my, OFFSET_STEP_CASTER)
@@ -357,20 +387,20 @@ class ScriptedAgent:
     def _safe_s(path, units, enemy, tower_like):
         """Without creeps: wait just outside the nearest enemy tower's range, or at the lane's middle."""
         rows = np.nonzero(enemy & tower_like)[0]
-        best = path.cum[-1] * 0.5
+        best = path.cum[-1] * SAFE_LANE_FRACTION
         if len(rows):
             s, d = path.project(units[rows, UNIT_X], units[rows, UNIT_Y])
             s = s[d < LANE_NEAR]
             if len(s):
-                best = min(best, s.min() - TOWER_DANGER - 200.0)
+                best = min(best, s.min() - TOWER_DANGER - SAFE_TOWER_MARGIN)
         return best
 
     @staticmethod
     def _retreat_point(path, mx, my, fountain):
         s, d = path.project(mx, my)
-        if d[0] > LANE_NEAR or s[0] < 1500:
+        if d[0] > LANE_NEAR or s[0] < RETREAT_HOME_S:
             return fountain
-        return tuple(path.point(s[0] - 800.0))
+        return tuple(path.point(s[0] - RETREAT_STEP))
 
     @staticmethod
     def _tanked(units, my_creeps, i):
@@ -393,7 +423,7 @@ class ScriptedAgent:
         if not rows:
             return None
         s, d = path.project(obs["units"][rows, UNIT_X], obs["units"][rows, UNIT_Y])
-        ok = [(si, r) for si, di, r in zip(s, d, rows) if di < LANE_NEAR and si <= front_s + 300]
+        ok = [(si, r) for si, di, r in zip(s, d, rows) if di < LANE_NEAR and si <= front_s + TP_FRONT_SLACK]
         if not ok:
             return None
         _, r = max(ok)
@@ -413,11 +443,11 @@ class ScriptedAgent:
                 if obs["unit_masks"][UK_ENEMY, j]:
                     return {**_noop(p), "target_unit": int(j)}
             elif tt == TT_POINT:
-                if dist[j] <= plan.cast_range[k] + 100:
+                if dist[j] <= plan.cast_range[k] + CAST_RANGE_SLACK:
                     ox, oy = _offset(units[j, UNIT_DX_TO_ME], units[j, UNIT_DY_TO_ME], OFFSET_STEP_CASTER)
                     return {**_noop(p), "offset_x": ox, "offset_y": oy}
             elif tt == TT_NO_TARGET:
-                if dist[j] <= max(plan.radius[k], 250.0):
+                if dist[j] <= max(plan.radius[k], SELF_AREA_MIN_RADIUS):
                     return _noop(p)
         dagon = ITEM_ACTION["dagon"]
         if mask[dagon] and obs["unit_masks"][UK_ENEMY, j]:
@@ -440,14 +470,14 @@ class ScriptedAgent:
         return None
 
     def _farm_spell(self, obs, st, units, enemy_creeps, dist, mask, mana_frac):
-        if mana_frac < 0.6:
+        if mana_frac < FARM_SPELL_MANA:
             return None
-        rows = np.nonzero(enemy_creeps & (dist < 700))[0]
+        rows = np.nonzero(enemy_creeps & (dist < FARM_RANGE))[0]
         if len(rows) < AREA_MIN_CREEPS:
             return None
         cx, cy = units[rows, UNIT_DX_TO_ME].mean(), units[rows, UNIT_DY_TO_ME].mean()
         plan = st["plan"]
-        for k in range(3):
+        for k in range(BASIC_ABILITIES):
             p = A_ABILITY0 + k
             if not mask[p] or plan.kind[k] != "offense":
                 continue
@@ -455,7 +485,7 @@ class ScriptedAgent:
             if tt == TT_POINT:
                 ox, oy = _offset(cx, cy, OFFSET_STEP_CASTER)
                 return {**_noop(p), "offset_x": ox, "offset_y": oy}
-            if tt == TT_NO_TARGET and plan.radius[k] >= 250 and math.hypot(cx, cy) < plan.radius[k]:
+            if tt == TT_NO_TARGET and plan.radius[k] >= SELF_AREA_MIN_RADIUS and math.hypot(cx, cy) < plan.radius[k]:
                 return _noop(p)
         return None
 

@@ -45,7 +45,7 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.annotations import override
 from torch import nn
 
-from moba.env.actions import N_OFFSETS
+from moba.env.actions import A_NOOP, N_OFFSETS, action_sizes
 from moba.env.observation import MINIMAP_N, N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_IS_ENEMY
 from moba.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from moba.game.constants import N_DELAYS, N_UNIT_TYPES
@@ -142,8 +142,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.hero_mlp = _mlp([n_hero_feat + 2 * e, cfg.hero_hidden, cfg.hero_embed])
         self.global_mlp = _mlp([sp["global"].shape[0], cfg.global_embed])
         n_prev = sp["private_prev_action"].shape[1]
-        # the action parameters, ACTION_KEYS order
-        sizes = (self.n_primary, N_DELAYS, self.max_units, N_OFFSETS, N_OFFSETS)
+        # one embedding per action parameter (ACTION_KEYS order)
+        sizes = action_sizes(self.max_units, self.n_primary)
         self.prev_emb = nn.ModuleList([nn.Embedding(n, e) for n in sizes][:n_prev])
         mini = N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N
         self.private_mlp = _mlp([mini + sp["private_lanes"].shape[1] + n_prev * e, cfg.private_hidden,
@@ -162,8 +162,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.unit_query = nn.Linear(h, cfg.action_embed)
         self.action_gate = nn.Embedding(self.n_action_ids, cfg.action_embed)  # the learned per-action mask of figure 18
         self.delay_head = nn.Linear(h, N_DELAYS)
-        self.offset_x_head = nn.Linear(h, 9)
-        self.offset_y_head = nn.Linear(h, 9)
+        self.offset_x_head = nn.Linear(h, N_OFFSETS)
+        self.offset_y_head = nn.Linear(h, N_OFFSETS)
         self.value_head = nn.Linear(h, 1)
         self.win_head = nn.Linear(h, 1)
         self.action_dist_cls = FiveActionDistribution.make(self.n_primary, self.max_units)
@@ -338,7 +338,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         ids = obs["action_id"].long()  # (N, P)
         legal = obs["action_mask"] > 0
         legal = legal.clone()
-        legal[:, 0] = True  # no-op is always legal
+        legal[:, A_NOOP] = True  # no-op is always legal
         # the dot product of the query with every action embedding, then the row's actions picked: cheaper than
         # gathering an (N, P, E) table of embeddings (there are n_action_ids ids in all)
         primary = torch.gather(self.action_query(o) @ self.action_emb.weight.T, 1, ids)  # (N, P)

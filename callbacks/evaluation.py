@@ -4,7 +4,6 @@ agent, the scripted bot) on both sides, with the training randomization off; the
 the run (counted over all evaluations) is written as a replay to ``<trial dir>/replays/`` (moba/env/replay_file.py;
 ``python -m app.replay`` plays it, ``scripts/report.py`` links it).
 """
-
 from __future__ import annotations
 
 import os
@@ -16,8 +15,6 @@ from policies.model.module_ids import MAIN
 from training import run_storage
 from training.evaluation_games import EVAL_KEY, REPLAY_DIR, SEED_STRIDE, evaluate_module, replay_paths
 from callbacks.trial_files import TrialFilesCallback
-
-
 
 
 class EvaluationCallback(TrialFilesCallback):

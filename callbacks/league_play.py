@@ -1,21 +1,6 @@
-"""League play inside training (Five app. N): in a share of the games the whole enemy team is a frozen past
-version of "main", sampled by quality from the opponent pool (policies/league/pool.py).
-
-How it scales. The pool on the driver only knows where each version's weights are: one file per version under
-``<trial dir>/league/`` (paths relative to the trial directory, callbacks/trial_files.py). Every env runner holds a
-few opponent *slots*, the modules ``league_slot_0`` .. ``league_slot_{K-1}`` (policies/model/module_ids.py), which never
-train and which the learner never syncs. When a game starts (``on_episode_created``, before the env's reset and so
-before any agent is mapped to a module), the runner draws the matchup: self-play with probability 1 - past_fraction,
-else a past version sampled with p_i proportional to exp(q_i) (the game keeps its p_i for the quality update),
-loaded from its file into a free slot (or shared with a game already playing that version; with every slot busy the
-game falls back to self-play and is counted). A runner therefore holds K modules however large the pool is.
-The past version plays radiant or dire with equal probability.
-
-Why not ``Algorithm.add_module`` per snapshot (docs/rllib_notes.md section 4): it puts every version in every
-runner and in the learner. The notes' sync trap does not arise here: slot weights are set on the runner itself by
-``module.set_state`` from the saved file, and the learner's post-update ``sync_weights`` only carries "main".
-
-Driver side, after every iteration (``on_train_result``):
+"""League play's callback (Five app. N; the runner side is training/league_play.py). On the classic env runner it draws
+each episode's matchup; the batched runner draws its own. On the driver it holds the opponent pool
+(``LeagueCallback.pool``), and after every iteration (``on_train_result``):
 
 1. the finished league games (version, main's score, p_i) are pulled from every runner and fed to the pool
    (eq. 14);
@@ -24,9 +9,7 @@ Driver side, after every iteration (``on_train_result``):
 4. a row per version is appended to ``<trial dir>/league.csv`` (iteration, version, quality, probability, games,
    wins: the data of figure 27), and a summary goes to ``result["league"]``;
 5. the pool's state is handed to the learner (``FivePPOLearner.league_state``), so that it is in every checkpoint,
-   and is read back from there when a checkpoint is restored (``--resume``).
-"""
-
+   and is read back from there when a checkpoint is restored (``--resume``)."""
 from __future__ import annotations
 
 import os
@@ -46,7 +29,18 @@ from callbacks.trial_files import TrialFilesCallback
 
 
 class LeagueCallback(TrialFilesCallback):
+    """On the env runners: each episode's matchup (the classic runner; the batched runner draws its own). On the
+    driver: the opponent pool (``self.pool``), fed after every iteration and pushed to the runners."""
     CSV_FILES = (CSV_NAME,)
+
+    def __init__(self):
+        super().__init__()
+        self.pool: OpponentPool | None = None  # on the driver, when league play is on
+
+    @classmethod
+    def of(cls, algorithm) -> "LeagueCallback":
+        """The algorithm's LeagueCallback (the one on the driver)."""
+        return next(c for c in algorithm.callbacks if isinstance(c, cls))
 
     # -- env runners --
     @override(TrialFilesCallback)
@@ -67,7 +61,7 @@ class LeagueCallback(TrialFilesCallback):
     def on_algorithm_init(self, *, algorithm, **kwargs):
         cfg = league_settings(algorithm.config)
         if cfg:
-            algorithm._five_pool = OpponentPool(cfg["eta"], cfg["past_fraction"], cfg["snapshot_every"])
+            self.pool = OpponentPool(cfg["eta"], cfg["past_fraction"], cfg["snapshot_every"])
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
@@ -77,12 +71,12 @@ class LeagueCallback(TrialFilesCallback):
         results = algorithm.learner_group.foreach_learner(lambda learner: learner.league_state)
         state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)
         if state:
-            algorithm._five_pool = OpponentPool.from_state_dict(state)
-            push_table(algorithm, forget_slots=True)
+            self.pool = OpponentPool.from_state_dict(state)
+            self.push_table(algorithm, forget_slots=True)
 
     @override(TrialFilesCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
-        pool = getattr(algorithm, "_five_pool", None)
+        pool = self.pool
         if pool is None:
             return
         t0 = time.time()
@@ -98,7 +92,7 @@ class LeagueCallback(TrialFilesCallback):
             save_weights(algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN],
                          self.trial_path(algorithm, relative))
             pool.add(it, relative)
-        push_table(algorithm)
+        self.push_table(algorithm)
         append_csv_rows(self.trial_path(algorithm, CSV_NAME), CSV_COLUMNS, [
             {"iteration": it, "version": r["version"], "snapshot_iteration": r["iteration"], "quality": r["quality"],
              "probability": r["probability"], "games": r["games"], "current_wins": r["current_wins"]}
@@ -116,11 +110,12 @@ class LeagueCallback(TrialFilesCallback):
             "callback_s": time.time() - t0,  # the driver's league bookkeeping this iteration
         }
 
-
-def push_table(algorithm, forget_slots: bool = False):
-    pool, root = algorithm._five_pool, TrialFilesCallback.trial_dir(algorithm)
-    table = ([v.version for v in pool.versions], [run_storage.join(root, v.weights_path) for v in pool.versions],
-             pool.probabilities().tolist())
-    algorithm.env_runner_group.foreach_env_runner(lambda er: install_table(er, table, forget_slots),
-                                                  local_env_runner=True)
+    def push_table(self, algorithm, forget_slots: bool = False):
+        """The pool's table (versions, weight files, probabilities) to every env runner."""
+        root = self.trial_dir(algorithm)
+        table = ([v.version for v in self.pool.versions],
+                 [run_storage.join(root, v.weights_path) for v in self.pool.versions],
+                 self.pool.probabilities().tolist())
+        algorithm.env_runner_group.foreach_env_runner(lambda er: install_table(er, table, forget_slots),
+                                                      local_env_runner=True)
 

@@ -1,12 +1,5 @@
-"""Episode metrics: who won, how long the game lasted, the raw (pre-post-processing) return of each team; per
-iteration the reward earned per hero and game minute from each raw signal of Table 6 (what the policy is learning to
-do: stay in lane, last-hit, not die, take towers), and the sample reuse of Five app. M, eq. 13: samples
-optimized over samples generated ("main" only).
-
-The accounting is ``GameTally``: the callback feeds it from RLlib's episodes (the classic env runner), the batched
-env runner (training/batched_env_runner.py) feeds it from its own games; both log the same keys.
-"""
-
+"""The game metrics of the classic env runner: ``GameTally`` (training/game_metrics.py) fed from RLlib's episodes, and
+the sample reuse (Five app. M, eq. 13) in every iteration's result. The batched env runner feeds its own tally."""
 from __future__ import annotations
 
 from ray.rllib.callbacks.callbacks import RLlibCallback

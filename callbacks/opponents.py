@@ -1,19 +1,11 @@
-"""Training opponents beyond self-play: the ``opponents:`` section's mix of self-play, past versions and
-fixed agents, and the curriculum up a ladder of fixed agents (policies/league/curriculum.py).
+"""The driver's side of the training opponents (training/opponents.py): after every iteration the games against fixed
+agents are pulled from the runners, the curriculum (``OpponentsCallback.curriculum``) takes them and may move a level,
+the current level is pushed to the runners, a row per opponent goes to ``<trial dir>/opponents.csv`` (iteration,
+opponent, share, games, wins, draws, win rate) and a summary to ``result["opponents"]``.
 
-Env runner side (training/batched_env_runner.py calls ``game_started`` / ``game_ended`` for every game): each game draws
-its opponent kind from the mix. A past version goes through the league (callbacks/league_play.py, its slots and
-quality updates unchanged); a fixed agent (the curriculum's current level, or an agent named in ``fixed``) gets the
-matchup {"agent": name, "side": side, "seed": seed}, and the runner builds that agent and lets it play the side's
-heroes: its steps never become training data. Finished games against fixed agents are kept as (name, main's score).
-
-Driver side, after every iteration (``on_train_result``): the results are pulled from the runners, the curriculum
-takes them (and may move up a level), the current level is pushed to the runners, a row per opponent goes to
-``<trial dir>/opponents.csv`` (iteration, opponent, share, games, wins, draws, win rate) and a summary to
-``result["opponents"]``; the curriculum's state rides in the learner's state (``FivePPOLearner``), so that every
-checkpoint has it and ``--resume`` continues at the same level.
-"""
-
+The curriculum's state is saved with the learner's state (``FivePPOLearner.curriculum_state``), so that every
+checkpoint has it; restoring a checkpoint reads it back and pushes its level to the runners: ``--resume`` continues at
+the same level."""
 from __future__ import annotations
 
 import math
@@ -28,16 +20,27 @@ from training.opponents import CSV_NAME, CSV_COLUMNS, opponent_settings, collect
 from callbacks.trial_files import TrialFilesCallback
 
 
-# ---- driver side -----------------------------------------------------------------------------------------------------
 class OpponentsCallback(TrialFilesCallback):
+    """On the driver: the curriculum (``self.curriculum``, when the run climbs a ladder), fed with the games against
+    fixed agents after every iteration; its level is pushed to the runners, opponents.csv and ``result["opponents"]``
+    get a row and a summary per opponent."""
     CSV_FILES = (CSV_NAME,)
+
+    def __init__(self):
+        super().__init__()
+        self.curriculum: Curriculum | None = None  # on the driver, when the opponents mix has a curriculum
+
+    @classmethod
+    def of(cls, algorithm) -> "OpponentsCallback":
+        """The algorithm's OpponentsCallback (the one on the driver)."""
+        return next(c for c in algorithm.callbacks if isinstance(c, cls))
 
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         settings = opponent_settings(algorithm.config)
         if settings.get("ladder"):
-            algorithm._five_curriculum = Curriculum(settings["ladder"], settings["window"], settings["promote_at"],
-                                                    settings["demote_at"])
+            self.curriculum = Curriculum(settings["ladder"], settings["window"], settings["promote_at"],
+                                         settings["demote_at"])
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
@@ -48,8 +51,8 @@ class OpponentsCallback(TrialFilesCallback):
         results = algorithm.learner_group.foreach_learner(lambda learner: learner.curriculum_state)
         state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)
         if state:
-            algorithm._five_curriculum = Curriculum.from_state_dict(state, settings["ladder"], settings["demote_at"])
-            push_level(algorithm)
+            self.curriculum = Curriculum.from_state_dict(state, settings["ladder"], settings["demote_at"])
+            self.push_level(algorithm)
 
     @override(TrialFilesCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
@@ -58,7 +61,7 @@ class OpponentsCallback(TrialFilesCallback):
             return
         it = algorithm.iteration
         collected = algorithm.env_runner_group.foreach_env_runner(collect_from_runner, local_env_runner=True)
-        curriculum = getattr(algorithm, "_five_curriculum", None)
+        curriculum = self.curriculum
         level_before = curriculum.level if curriculum is not None else None
         played = {}  # opponent -> {WIN: n, DRAW: n, LOSS: n}, games in the order they were collected
         for part in collected:
@@ -69,7 +72,7 @@ class OpponentsCallback(TrialFilesCallback):
         shares = dict(settings["shares"])
         if curriculum is not None:
             shares[curriculum.current] = shares.get(curriculum.current, 0.0) + shares.pop(CURRICULUM, 0.0)
-            push_level(algorithm)
+            self.push_level(algorithm)
             state = curriculum.state_dict()
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_curriculum_state(state))
         rows, summary = [], {}
@@ -92,8 +95,7 @@ class OpponentsCallback(TrialFilesCallback):
                 "curriculum_level_changed": curriculum.level != level_before} if curriculum is not None else {}),
         }
 
-
-def push_level(algorithm):
-    agent = algorithm._five_curriculum.current
-    algorithm.env_runner_group.foreach_env_runner(lambda er: install_level(er, agent), local_env_runner=True)
-
+    def push_level(self, algorithm):
+        """The curriculum's current agent to every env runner."""
+        agent = self.curriculum.current
+        algorithm.env_runner_group.foreach_env_runner(lambda er: install_level(er, agent), local_env_runner=True)

@@ -1,20 +1,12 @@
 """The base of the callbacks that keep files in their trial's directory: the league's weights and league.csv, the
-opponents' opponents.csv, the TrueSkill ratings' trueskill.csv; and the CSV rows of a run (also how the training CLI
-grows its metrics.csv).
+opponents' opponents.csv, the TrueSkill ratings' trueskill.csv (the rows: training/csv_files.py).
 
 The files go to the trial's directory in Tune's storage, next to progress.csv and the checkpoints, so that they
 survive the Ray session and ``--resume`` finds them. The storage is a local (or mounted) path, or a URI that every
 node reaches (training/run_storage.py): the run's storage path travels in ``config.learner_config_dict`` under
 ``STORAGE_KEY``, and a URI there makes the trial directory a URI. Under Tune, ``Algorithm.logdir`` is a working
 directory inside the Ray session's temporary files (not synced by default), so it is only the fallback, for an
-Algorithm built outside Tune.
-
-Rows and resumes. The CSVs have a row (or rows) per iteration, appended as the run goes. A driver killed after a
-checkpoint of iteration k has written rows of later iterations that the resumed run writes again, so restoring a
-checkpoint of iteration k drops every row of an iteration after k (``drop_rows_after``; trueskill.csv: of a rated
-version after k): each file then holds what the checkpoint's run had written up to it, once.
-"""
-
+Algorithm built outside Tune. Restoring a checkpoint drops the rows written after it (``on_checkpoint_loaded``)."""
 from __future__ import annotations
 
 import os
@@ -26,8 +18,6 @@ from ray.rllib.utils.annotations import override
 from training import run_storage
 from training.csv_files import drop_rows_after
 from training.run_storage import STORAGE_KEY
-
-
 
 
 class TrialFilesCallback(RLlibCallback):

@@ -28,7 +28,7 @@ MODEL_OUTPUTS = {"win_prob", "vf_preds", "action_logp", "state_in", "aux_win_lab
 
 
 def build_runners(monkeypatch, cfg):
-    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+    from training.classic_env_runner import ClassicEnvRunner
     from ray.tune.registry import register_env
 
     import moba.env.moba_env as moba_env
@@ -42,7 +42,7 @@ def build_runners(monkeypatch, cfg):
     algo_config = build_algo_config(cfg, run_callbacks())
     torch.manual_seed(0)
     monkeypatch.setattr(moba_env, "_instance_counter", itertools.count())
-    classic = MultiAgentEnvRunner(config=algo_config)
+    classic = ClassicEnvRunner(config=algo_config)
     monkeypatch.setattr(moba_env, "_instance_counter", itertools.count())  # the same seeds for the batched envs
     batched = BatchedEnvRunner(config=algo_config)
     batched.module.set_state(classic.module.get_state())
@@ -123,5 +123,5 @@ def test_the_batched_runner_gives_the_learner_the_classic_batch(ray_session, no_
                 "signal_reward", "hero_game_seconds"):
         assert new_metrics[key] == pytest.approx(old_metrics[key]), key
     if league:
-        collected = [r.get("results") for r in (classic._five_league.drain(), batched._five_league.drain())]
+        collected = [r.get("results") for r in (classic.matchups.league.drain(), batched.matchups.league.drain())]
         assert collected[0] and collected[0] == collected[1]

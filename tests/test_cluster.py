@@ -1,4 +1,4 @@
-"""On a Ray cluster as the README says: a head node and a second node on this machine (``ray start``, free
+"""On a Ray cluster as docs/cluster.md says: a head node and a second node on this machine (``ray start``, free
 ports, token authentication), the smoke config submitted as a job (scripts/submit.py, ``ray job submit
 --working-dir .``) with its results on a storage URI, an env runner killed mid-training, and the fail-fast checks at
 the cluster boundary (an unreachable address, an unwritable storage path, more CPUs or GPUs than the cluster has)."""

@@ -14,6 +14,8 @@ from test_training_e2e import build_algo, tiny_smoke
 from policies.league.ratings import DRAW, LOSS, WIN
 from policies.model.module_ids import SLOT_PREFIX
 from training.league_play import LEAGUE_KEY, RunnerLeague, league_mapping_fn, load_weights, save_weights
+from training.opponents import RunnerMatchups
+from callbacks.league_play import LeagueCallback
 
 
 # ---- the runner side, without Ray ------------------------------------------------------------------------------------
@@ -92,7 +94,6 @@ def test_league_results_score_capped_games_by_the_configured_rule():
     with "points" as won by the team ahead on raw return (from GameMetricsCallback's running sums)."""
     from types import SimpleNamespace
 
-    from callbacks.league_play import LeagueCallback
     from training.game_metrics import RAW_RETURN_KEY
 
     def finished(winner, radiant, dire, past_side="dire"):
@@ -104,7 +105,7 @@ def test_league_results_score_capped_games_by_the_configured_rule():
     outcomes = {}
     for rule in ("draw", "points"):
         league = RunnerLeague(slots=1, past_fraction=1.0, seed=0, time_limit_outcome=rule)
-        runner = SimpleNamespace(_five_league=league)
+        runner = SimpleNamespace(matchups=RunnerMatchups(league=league))
         for episode in (finished("none", 3.0, 1.0), finished("none", 1.0, 3.0), finished("none", 2.0, 2.0),
                         finished("dire", 9.0, 0.0), finished("none", 1.0, 3.0, past_side="radiant")):
             LeagueCallback().on_episode_end(episode=episode, env_runner=runner, env_index=0)
@@ -140,14 +141,14 @@ def test_league_in_training_snapshot_sync_results_and_checkpoint(ray_session, no
             # games span iterations, yet their length is whole: the kept chunks' summaries add up
             # (callbacks/episode_memory.py); a 5 s game is 38 steps at frameskip 4
             assert r["env_runners"]["episode_len_mean"] == pytest.approx(38.0)
-        pool = algo._five_pool
+        pool = LeagueCallback.of(algo).pool
         assert [v.iteration for v in pool.versions] == [1, 2, 3, 4, 5]
         assert len(set(learner_at.values())) == 5  # main kept training: every snapshot differs
         for v in pool.versions:
             assert digest(load_weights(os.path.join(algo.logdir, v.weights_path))) == learner_at[v.iteration]
 
         def runner_slots(er):  # runs on the env runner: (version, weights) of every loaded slot
-            league = er._five_league
+            league = er.matchups.league
             return [(v, {k: np.asarray(x) for k, x in er.module[f"league_slot_{j}"].get_state().items()})
                     for j, v in enumerate(league.slot_version) if v is not None]
 
@@ -175,9 +176,9 @@ def test_league_in_training_snapshot_sync_results_and_checkpoint(ray_session, no
     restored = build_algo(cfg)
     try:
         restored.load_checkpoint(path)
-        assert restored._five_pool.state_dict() == state
+        assert LeagueCallback.of(restored).pool.state_dict() == state
         assert restored.env_runner_group.foreach_env_runner(
-            lambda er: er._five_league.versions, local_env_runner=False) == [[1, 2, 3, 4, 5]]
+            lambda er: er.matchups.league.versions, local_env_runner=False) == [[1, 2, 3, 4, 5]]
     finally:
         restored.stop()
 

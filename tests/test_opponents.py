@@ -13,6 +13,7 @@ from test_training_e2e import build_algo, tiny_smoke
 
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum, OpponentMix
 from policies.league.ratings import DRAW, LOSS, WIN
+from callbacks.opponents import OpponentsCallback
 
 
 # ---- the mix and the curriculum, without Ray -------------------------------------------------------------------------
@@ -94,7 +95,7 @@ def test_fixed_agents_play_inside_the_runner_and_never_become_training_data(ray_
         assert g.main_agents == [a for a in g.agents if a not in g.fixed_agents]
     assert sum(len(e) for e in episodes) == 120  # one main hero per env step: the fixed agent's steps are absent
     assert {e.module_id for e in episodes} == {"main"}
-    results = runner._five_opponents.drain()
+    results = runner.matchups.opponents.drain()
     assert len(results) == 2 and {name for name, _ in results} == {"scripted"}
     assert all(score in (WIN, DRAW, LOSS) for _, score in results)
 
@@ -120,20 +121,20 @@ def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpo
         assert {r["opponent"] for r in rows} >= {"random"}
         assert sum(int(r["games"]) for r in rows) == sum(s["fixed_games"] for s in seen)
         # the driver's level reaches the runners (set by hand here: promotions need wins)
-        algo._five_curriculum.level = 2
+        OpponentsCallback.of(algo).curriculum.level = 2
         algo.train()
         assert algo.env_runner_group.foreach_env_runner(
-            lambda er: er._five_opponents.level_agent, local_env_runner=False) == ["scripted_1"]
+            lambda er: er.matchups.opponents.level_agent, local_env_runner=False) == ["scripted_1"]
         path = str(tmp_path / "ckpt")
         algo.save_checkpoint(path)
-        state = algo._five_curriculum.state_dict()
+        state = OpponentsCallback.of(algo).curriculum.state_dict()
     finally:
         algo.stop()
     restored = build_algo(cfg)
     try:
         restored.load_checkpoint(path)
-        assert restored._five_curriculum.state_dict() == state
+        assert OpponentsCallback.of(restored).curriculum.state_dict() == state
         assert restored.env_runner_group.foreach_env_runner(
-            lambda er: er._five_opponents.level_agent, local_env_runner=False) == ["scripted_1"]
+            lambda er: er.matchups.opponents.level_agent, local_env_runner=False) == ["scripted_1"]
     finally:
         restored.stop()

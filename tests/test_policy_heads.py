@@ -18,7 +18,7 @@ def test_the_shipped_1v1_agent_moves_and_attacks_and_its_entropy_parts_add_up(ca
     assert sorted(parts) == ["delay", "offsets", "primary", "unit"] and min(parts.values()) >= 0
     assert sum(parts.values()) == pytest.approx(r["entropy"]["action"], rel=1e-6)
     assert sum(r["primary"].values()) == pytest.approx(1.0, abs=1e-4) and r["steps"] > 0
-    # the kickstarted student imitates scripted_3, which walks the lane and attacks (README "Learning to win")
+    # the kickstarted student imitates scripted_3, which walks the lane and attacks (docs/results.md, "Learning to win")
     assert r["primary"]["move"] + r["primary"]["attack"] > 0.9 and r["primary"]["attack"] > 0.1
     assert r["entropy"]["offsets"] < 2.0  # trained offsets, far below a random walk's 2 ln 9 = 4.4
 

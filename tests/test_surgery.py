@@ -251,6 +251,7 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
     from training.run_config import validate
     from policies.learning.five_learner import LEAGUE_STATE_KEY
     from policies.model.module_ids import MAIN
+    from callbacks.league_play import LeagueCallback
     from test_training_e2e import SMOKE, build_algo
     with open(SMOKE) as f:
         raw = yaml.safe_load(f)
@@ -265,7 +266,7 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
         algo.train()
     ckpt = algo.save_to_path(str(tmp_path / "trial" / "checkpoint_000002"))
     # the league's snapshots live in the trial directory, relative to it
-    pool = algo._five_pool.state_dict()
+    pool = LeagueCallback.of(algo).pool.state_dict()
     trial = os.path.dirname(ckpt)
     from training.league_play import save_weights
     from callbacks.trial_files import TrialFilesCallback
@@ -307,8 +308,9 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
         after = algo2.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         assert np.array_equal(np.asarray(after["lstm.weight_hh_l0"]), np.asarray(before["lstm.weight_hh_l0"]))
         assert algo2.train()["schedule"]["lr"] == pytest.approx(new_cfg["schedules"]["lr"]["points"][0][1])
-        assert len(algo2._five_pool) >= len(pool["versions"])
-        assert all(v.weights_path.startswith(str(out)) for v in algo2._five_pool.versions[:len(pool["versions"])])
+        pool2 = LeagueCallback.of(algo2).pool
+        assert len(pool2) >= len(pool["versions"])
+        assert all(v.weights_path.startswith(str(out)) for v in pool2.versions[:len(pool["versions"])])
     finally:
         algo2.stop()
 

@@ -76,7 +76,7 @@ def load_trueskill_settings(cfg: dict) -> dict:
     return ts
 
 
-def opponent_settings(cfg: dict) -> dict:
+def opponent_mix(cfg: dict) -> dict:
     """What the env runners and the opponents callback read of the opponents section ({} when every game is self-play
     or league play: the league then draws its own games, as without the section)."""
     from training.run_config import opponent_shares
@@ -97,6 +97,7 @@ def build_algo_config(cfg: dict, callbacks: list):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 
     from training.batched_env_runner import STALENESS_KEY, BatchedEnvRunner
+    from training.classic_env_runner import ClassicEnvRunner
     from training.run_config import LEARNER_PPO_KEYS, initial_schedule_values, run_frameskip
     from training.evaluation_games import EVAL_ENV_KEYS, EVAL_KEY
     from training.league_play import LEAGUE_KEY, league_mapping_fn
@@ -120,7 +121,7 @@ def build_algo_config(cfg: dict, callbacks: list):
         .framework("torch")
         .env_runners(num_env_runners=res["num_env_runners"], num_envs_per_env_runner=res["num_envs_per_env_runner"],
                      rollout_fragment_length="auto", batch_mode="truncate_episodes",
-                     **({"env_runner_cls": BatchedEnvRunner} if res["env_runner"] == "batched" else {}))
+                     env_runner_cls=BatchedEnvRunner if res["env_runner"] == "batched" else ClassicEnvRunner)
         .multi_agent(policies=set(modules), policy_mapping_fn=league_mapping_fn, policies_to_train=[MAIN])
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={m: five_module_spec(cfg["model"])
                                                                      for m in modules}))
@@ -136,7 +137,7 @@ def build_algo_config(cfg: dict, callbacks: list):
                                  **{k: ppo[k] for k in LEARNER_PPO_KEYS},
                                  "learner_threads": res["learner_threads"], STALENESS_KEY: ppo["staleness"],
                                  EVAL_KEY: eval_cfg, LEAGUE_KEY: cfg["league"],
-                                 OPPONENTS_KEY: opponent_settings(cfg), INIT_KEY: cfg["init"],
+                                 OPPONENTS_KEY: opponent_mix(cfg), INIT_KEY: cfg["init"],
                                  STORAGE_KEY: cfg["storage_path"],
                                  TRUESKILL_KEY: load_trueskill_settings(cfg)})
         .callbacks(list(callbacks))

@@ -62,7 +62,7 @@ from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, agent_teache
 from policies.model.five_module import WIN_PROB
 from policies.model.module_ids import MAIN
 from training.game_metrics import RAW_RETURN_KEY, WINNER_KEY, GameTally
-from training.opponents import game_ended, game_started, runner_opponents
+from training.opponents import RunnerMatchups, game_ended, game_started
 
 logger = logging.getLogger(__name__)
 FIXED_AGENT = "fixed agent"  # _Game.module_of for the heroes a fixed agent plays (no module: never training data)
@@ -135,6 +135,9 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
 
     @override(MultiAgentEnvRunner)
     def __init__(self, config, **kwargs):
+        # the opponents of this runner's games (league slots, fixed agents, the curriculum level), which the driver's
+        # callbacks update; made first, as the callbacks may ask for it from the first episode on
+        self.matchups = RunnerMatchups.for_runner(config, kwargs.get("worker_index"))
         super().__init__(config=config, **kwargs)
         self._games: list[_Game] = []
         self._pending_bootstrap = []  # [(episode, _Boot)]: chunks of this sample that need a bootstrap value
@@ -290,7 +293,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         """The agent of a fixed-agent matchup (callbacks/opponents.py), None for any other."""
         if matchup is None or "agent" not in matchup:
             return None
-        return runner_opponents(self).make_agent(matchup)
+        return self.matchups.opponents.make_agent(matchup)
 
     def _teacher(self):
         """A new game's shadow teacher (init.teacher's agent), or None."""

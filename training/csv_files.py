@@ -1,27 +1,17 @@
-"""The base of the callbacks that keep files in their trial's directory: the league's weights and league.csv, the
-opponents' opponents.csv, the TrueSkill ratings' trueskill.csv; and the CSV rows of a run (also how the training CLI
-grows its metrics.csv).
-
-The files go to the trial's directory in Tune's storage, next to progress.csv and the checkpoints, so that they
-survive the Ray session and ``--resume`` finds them. The storage is a local (or mounted) path, or a URI that every
-node reaches (training/run_storage.py): the run's storage path travels in ``config.learner_config_dict`` under
-``STORAGE_KEY``, and a URI there makes the trial directory a URI. Under Tune, ``Algorithm.logdir`` is a working
-directory inside the Ray session's temporary files (not synced by default), so it is only the fallback, for an
-Algorithm built outside Tune.
+"""The CSV files of a run (metrics.csv, league.csv, opponents.csv, trueskill.csv), on a local path or a storage URI
+(training/run_storage.py): rows appended as the run goes, read back, and dropped past a restored checkpoint.
 
 Rows and resumes. The CSVs have a row (or rows) per iteration, appended as the run goes. A driver killed after a
 checkpoint of iteration k has written rows of later iterations that the resumed run writes again, so restoring a
 checkpoint of iteration k drops every row of an iteration after k (``drop_rows_after``; trueskill.csv: of a rated
-version after k): each file then holds what the checkpoint's run had written up to it, once.
-"""
-
+version after k): each file then holds what the checkpoint's run had written up to it, once. An older file with other
+columns is rewritten with the new header, its rows kept by name (``append_csv_rows``)."""
 from __future__ import annotations
 
 import csv
 import io
 
 from training import run_storage
-
 
 
 ITERATION = "iteration"

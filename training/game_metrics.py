@@ -1,12 +1,10 @@
-"""Episode metrics: who won, how long the game lasted, the raw (pre-post-processing) return of each team; per
+"""Game metrics of a run: who won, how long the game lasted, the raw (pre-post-processing) return of each team; per
 iteration the reward earned per hero and game minute from each raw signal of Table 6 (what the policy is learning to
-do: stay in lane, last-hit, not die, take towers), and the sample reuse of Five app. M, eq. 13: samples
-optimized over samples generated ("main" only).
+do: stay in lane, last-hit, not die, take towers), and the sample reuse of Five app. M, eq. 13: samples optimized over
+samples generated ("main" only).
 
-The accounting is ``GameTally``: the callback feeds it from RLlib's episodes (the classic env runner), the batched
-env runner (training/batched_env_runner.py) feeds it from its own games; both log the same keys.
-"""
-
+The accounting is ``GameTally``: the batched env runner (training/batched_env_runner.py) feeds it from its own games,
+callbacks/metrics.py from RLlib's episodes (the classic env runner); both log the same keys."""
 from __future__ import annotations
 
 import numpy as np
@@ -17,19 +15,10 @@ from policies.learning.five_learner import SAMPLES_OPTIMIZED
 from policies.model.module_ids import MAIN
 
 
-
 SIGNAL_KEY = "signal_reward"  # env_runners/signal_reward/<signal>: weighted reward summed over heroes and steps
-
-
 HERO_SECONDS_KEY = "hero_game_seconds"  # env_runners/hero_game_seconds: the hero-seconds those sums cover
-
-
 RAW_RETURN_KEY = "raw_return"  # a game's record: {side: the team's raw return so far}
-
-
 WINNER_KEY, GAME_TIME_KEY, LAST_TIME_KEY = "winner", "game_time_s", "last_game_time_s"  # a game's record
-
-
 METRICS_WINDOW = 100  # games the win rates, game times and raw returns are averaged over
 
 

@@ -1,32 +1,21 @@
-"""League play inside training (Five app. N): in a share of the games the whole enemy team is a frozen past
-version of "main", sampled by quality from the opponent pool (policies/league/pool.py).
+"""League play inside training (Five app. N), on the env runners: in a share of the games the whole enemy team is a
+frozen past version of "main", sampled by quality from the opponent pool (policies/league/pool.py, held on the driver
+by callbacks/league_play.py).
 
 How it scales. The pool on the driver only knows where each version's weights are: one file per version under
 ``<trial dir>/league/`` (paths relative to the trial directory, callbacks/trial_files.py). Every env runner holds a
-few opponent *slots*, the modules ``league_slot_0`` .. ``league_slot_{K-1}`` (policies/model/module_ids.py), which never
-train and which the learner never syncs. When a game starts (``on_episode_created``, before the env's reset and so
-before any agent is mapped to a module), the runner draws the matchup: self-play with probability 1 - past_fraction,
-else a past version sampled with p_i proportional to exp(q_i) (the game keeps its p_i for the quality update),
-loaded from its file into a free slot (or shared with a game already playing that version; with every slot busy the
-game falls back to self-play and is counted). A runner therefore holds K modules however large the pool is.
-The past version plays radiant or dire with equal probability.
+few opponent *slots*, the modules ``league_slot_0`` .. ``league_slot_{K-1}`` (policies/model/module_ids.py), which
+never train and which the learner never syncs. When a game starts (before the env's reset and so before any agent is
+mapped to a module), the runner draws the matchup (``RunnerLeague``, in the runner's ``matchups``,
+training/opponents.py): self-play with probability 1 - past_fraction, else a past version sampled with p_i
+proportional to exp(q_i) (the game keeps its p_i for the quality update), loaded from its file into a free slot (or
+shared with a game already playing that version; with every slot busy the game falls back to self-play and is
+counted). A runner therefore holds K modules however large the pool is. The past version plays radiant or dire with
+equal probability.
 
 Why not ``Algorithm.add_module`` per snapshot (docs/rllib_notes.md section 4): it puts every version in every
 runner and in the learner. The notes' sync trap does not arise here: slot weights are set on the runner itself by
-``module.set_state`` from the saved file, and the learner's post-update ``sync_weights`` only carries "main".
-
-Driver side, after every iteration (``on_train_result``):
-
-1. the finished league games (version, main's score, p_i) are pulled from every runner and fed to the pool
-   (eq. 14);
-2. every ``snapshot_every`` iterations the learner's "main" weights are saved and join the pool (q = max q);
-3. the pool's table (version, file, probability) is pushed to the runners;
-4. a row per version is appended to ``<trial dir>/league.csv`` (iteration, version, quality, probability, games,
-   wins: the data of figure 27), and a summary goes to ``result["league"]``;
-5. the pool's state is handed to the learner (``FivePPOLearner.league_state``), so that it is in every checkpoint,
-   and is read back from there when a checkpoint is restored (``--resume``).
-"""
-
+``module.set_state`` from the saved file, and the learner's post-update ``sync_weights`` only carries "main"."""
 from __future__ import annotations
 
 import io
@@ -40,16 +29,9 @@ from policies.model.module_ids import MAIN, SLOT_PREFIX
 from training import run_storage
 
 
-
 LEAGUE_KEY = "five_league"  # settings in config.learner_config_dict; the matchup in episode.custom_data
-
-
 WEIGHTS_DIR = "league"
-
-
 CSV_NAME = "league.csv"
-
-
 CSV_COLUMNS = ("iteration", "version", "snapshot_iteration", "quality", "probability", "games", "current_wins")
 
 
@@ -73,6 +55,12 @@ def load_weights(location: str) -> dict:
     """Weights saved by save_weights, from a local path or a storage URI (an env runner on any node of the cluster
     reads them from the run's storage)."""
     return torch.load(io.BytesIO(run_storage.read_bytes(location)), weights_only=False)
+
+
+def league_settings(config) -> dict:
+    """The run's league settings (an AlgorithmConfig's), {} when league play is off."""
+    cfg = config.learner_config_dict.get(LEAGUE_KEY) or {}
+    return cfg if cfg.get("enabled") else {}
 
 
 # ---- env runner side -------------------------------------------------------------------------------------------------
@@ -131,17 +119,19 @@ class RunnerLeague:
         return out
 
 
+def make_runner_league(config, worker_index: int) -> RunnerLeague | None:
+    """The RunnerLeague of env runner `worker_index` of a run (an AlgorithmConfig), or None when league play is off."""
+    cfg = league_settings(config)
+    if not cfg:
+        return None
+    seed = (config.seed or 0) * 1009 + worker_index
+    return RunnerLeague(cfg["slots"], cfg["past_fraction"], seed, cfg["time_limit_outcome"])
+
+
 def runner_league(env_runner) -> RunnerLeague | None:
-    """The env runner's RunnerLeague (created on first use), or None when league play is off."""
-    league = getattr(env_runner, "_five_league", None)
-    if league is None:
-        cfg = env_runner.config.learner_config_dict.get(LEAGUE_KEY) or {}
-        if not cfg.get("enabled"):
-            return None
-        seed = (env_runner.config.seed or 0) * 1009 + (getattr(env_runner, "worker_index", 0) or 0)
-        league = env_runner._five_league = RunnerLeague(cfg["slots"], cfg["past_fraction"], seed,
-                                                        cfg["time_limit_outcome"])
-    return league
+    """The env runner's RunnerLeague (its ``matchups``, training/opponents.RunnerMatchups), or None when league play
+    is off."""
+    return env_runner.matchups.league
 
 
 def collect_from_runner(env_runner) -> dict:
@@ -203,9 +193,4 @@ def winner_of(episode) -> str:
             return info["winner"]
     return NO_WINNER
 
-
-# ---- driver side -----------------------------------------------------------------------------------------------------
-def league_settings(config) -> dict:
-    cfg = config.learner_config_dict.get(LEAGUE_KEY) or {}
-    return cfg if cfg.get("enabled") else {}
 

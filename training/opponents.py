@@ -1,19 +1,14 @@
-"""Training opponents beyond self-play: the ``opponents:`` section's mix of self-play, past versions and
-fixed agents, and the curriculum up a ladder of fixed agents (policies/league/curriculum.py).
+"""Training opponents beyond self-play, on the env runners: the ``opponents:`` section's mix of self-play, past
+versions and fixed agents, and the curriculum level a runner plays (policies/league/curriculum.py); and
+``RunnerMatchups``, all that a runner knows of its games' opponents.
 
-Env runner side (training/batched_env_runner.py calls ``game_started`` / ``game_ended`` for every game): each game draws
-its opponent kind from the mix. A past version goes through the league (callbacks/league_play.py, its slots and
-quality updates unchanged); a fixed agent (the curriculum's current level, or an agent named in ``fixed``) gets the
-matchup {"agent": name, "side": side, "seed": seed}, and the runner builds that agent and lets it play the side's
-heroes: its steps never become training data. Finished games against fixed agents are kept as (name, main's score).
-
-Driver side, after every iteration (``on_train_result``): the results are pulled from the runners, the curriculum
-takes them (and may move up a level), the current level is pushed to the runners, a row per opponent goes to
-``<trial dir>/opponents.csv`` (iteration, opponent, share, games, wins, draws, win rate) and a summary to
-``result["opponents"]``; the curriculum's state rides in the learner's state (``FivePPOLearner``), so that every
-checkpoint has it and ``--resume`` continues at the same level.
-"""
-
+Each env runner holds a ``RunnerMatchups`` (``env_runner.matchups``, made in the runner's constructor). The batched
+env runner calls ``game_started`` / ``game_ended`` for every game: each game draws its opponent kind from the mix. A
+past version goes through the league (training/league_play.py, its slots and quality updates unchanged); a fixed
+agent (the curriculum's current level, or an agent named in ``fixed``) gets the matchup {"agent": name, "side": side,
+"seed": seed}, and the runner builds that agent and lets it play the side's heroes: its steps never become training
+data. Finished games against fixed agents are kept as (name, main's score) until the driver collects them
+(callbacks/opponents.py: ``collect_from_runner``, ``install_level``)."""
 from __future__ import annotations
 
 from moba.game.teams import TEAM_NAMES
@@ -21,14 +16,8 @@ from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, OpponentMix
 from training import league_play
 
 
-
-
 OPPONENTS_KEY = "five_opponents"  # settings in config.learner_config_dict
-
-
 CSV_NAME = "opponents.csv"
-
-
 CSV_COLUMNS = ("iteration", "opponent", "share", "games", "wins", "draws", "win_rate", "curriculum_level")
 
 
@@ -70,16 +59,37 @@ class RunnerOpponents:
         return out
 
 
+def make_runner_opponents(config, worker_index: int) -> RunnerOpponents | None:
+    """The RunnerOpponents of env runner `worker_index` of a run (an AlgorithmConfig), or None without an opponents
+    mix."""
+    settings = opponent_settings(config)
+    if not settings:
+        return None
+    return RunnerOpponents(settings, (config.seed or 0) * 2003 + worker_index)
+
+
+class RunnerMatchups:
+    """What one env runner knows of its games' opponents, held by the runner as ``env_runner.matchups``
+    (training/batched_env_runner.py, training/classic_env_runner.py): the league's slots and pool table
+    (``league``, None when league play is off) and the opponents mix with the curriculum level it plays
+    (``opponents``, None without an ``opponents:`` mix). The driver's callbacks reach it through
+    ``foreach_env_runner``: they push the pool table and the curriculum level, and collect the finished games."""
+
+    def __init__(self, league: league_play.RunnerLeague | None = None, opponents: RunnerOpponents | None = None):
+        self.league = league
+        self.opponents = opponents
+
+    @classmethod
+    def for_runner(cls, config, worker_index: int | None) -> "RunnerMatchups":
+        """The matchups of env runner `worker_index` (None or 0: the local runner) of a run (an AlgorithmConfig)."""
+        worker_index = worker_index or 0
+        return cls(league_play.make_runner_league(config, worker_index),
+                   make_runner_opponents(config, worker_index))
+
+
 def runner_opponents(env_runner) -> RunnerOpponents | None:
-    """The env runner's RunnerOpponents (created on first use), or None without an opponents mix."""
-    opp = getattr(env_runner, "_five_opponents", None)
-    if opp is None:
-        settings = opponent_settings(env_runner.config)
-        if not settings:
-            return None
-        seed = (env_runner.config.seed or 0) * 2003 + (getattr(env_runner, "worker_index", 0) or 0)
-        opp = env_runner._five_opponents = RunnerOpponents(settings, seed)
-    return opp
+    """The env runner's RunnerOpponents (its ``matchups``), or None without an opponents mix."""
+    return env_runner.matchups.opponents
 
 
 def game_started(env_runner, env_index: int) -> dict | None:

@@ -3,12 +3,13 @@
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
         [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
 
-An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop") or the path of a checkpoint (an
-algorithm checkpoint or an RLModule directory; its actions are sampled as in training unless ``--greedy``). The agent
-plays Radiant in even games and Dire in odd ones, in evaluation mode (no randomization), game g with seed
-``--seed + g``. Prints a line per game and a JSON summary last: wins, draws, losses, the win rate and the points win
-rate (a capped game counts as won by the team with the higher raw return, policies/ratings.game_score), the
-replays and the pages written.
+An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop", the ladder's levels) or a
+checkpoint, ``model:PATH`` or PATH (an algorithm checkpoint, an RLModule directory or a shipped model ``models/X``;
+its actions are sampled as in training unless ``--greedy``): ``policies.league.references.agent_path`` parses it. The
+games are a series (``policies/league/series.py``): the agent plays Radiant in even games and Dire in odd ones, in
+evaluation mode (no randomization), game g with seed ``--seed + g``. Prints a line per game and a JSON summary
+last: wins, draws, losses, the win rate and the points win rate (a capped game counts as won by the team with the
+higher raw return, policies/league/ratings.game_score), the replays and the pages written.
 
 ``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (moba/env/replay_file.py:
 with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game
@@ -22,7 +23,8 @@ import os
 import re
 import sys
 
-from moba.game.teams import MODE_1V1, MODES, NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
+from moba.game.teams import MODE_1V1, MODES, NO_WINNER, enemy_side, side_of_game
+from training.cli import user_errors
 
 
 def agent_label(name: str) -> str:
@@ -61,40 +63,40 @@ def parse_args(argv=None):
 
 
 def play_games(args, games: list) -> list:
-    """Plays the games with the given indices (game g: the agent plays side_of_game(g), seed args.seed + g); returns
-    a result dict per game. Each call loads the agents once."""
+    """Plays the games with the given indices of the series (policies/league/series.py: game g, the agent plays
+    side_of_game(g), seed args.seed + g); returns a result dict per game. Each call loads the agents once."""
     from moba.env.moba_env import MobaEnv
     from moba.env.replay_file import ReplayWriter, read_replay
     from app.replay import page_path, write_page
-    from policies.agents.by_name import play_game
-    from policies.league.ratings import LIMIT_POINTS, WIN, game_score, team_margin
     from policies.league.references import agent_maker
+    from policies.league.series import one_torch_thread, play_series, series_score
+    from policies.league.ratings import LIMIT_POINTS, WIN
 
-    # one torch thread: a forward pass of one team's heroes is too small to share, and with every core busy
-    # (training, other workers) a second thread made it 10-50x slower (55 ms a step in a measured game)
-    import torch
-    torch.set_num_threads(1)
+    one_torch_thread()
     env = MobaEnv({"mode": args.mode, "evaluation": True, "time_limit_s": args.time_limit, "seed": args.seed})
-    make_agent, make_opponent = (agent_maker(a, not args.greedy, env) for a in (args.agent, args.opponent))
+    make_agent, make_opponent = (agent_maker(a, not args.greedy, env, flag)
+                                 for a, flag in ((args.agent, "--agent"), (args.opponent, "--opponent")))
     labels = agent_label(args.agent), agent_label(args.opponent)
     if args.replay_dir:
         os.makedirs(args.replay_dir, exist_ok=True)
+    writers = {}
+
+    def watch(g, players):
+        if not args.replay_dir:
+            return None
+        side = side_of_game(g)
+        path = os.path.join(args.replay_dir, f"game{g}_{labels[0]}_vs_{labels[1]}.jsonl")
+        writers[g] = ReplayWriter(path, {side: labels[0], enemy_side(side): labels[1]}, args.seed + g,
+                                  args.replay_every, players)
+        return writers[g].on_step
+
     out = []
-    for g in games:
-        side, seed = side_of_game(g), args.seed + g
-        enemy = enemy_side(side)
-        players = {side: make_agent(seed), enemy: make_opponent(seed + args.games)}
-        writer = None
-        if args.replay_dir:
-            path = os.path.join(args.replay_dir, f"game{g}_{labels[0]}_vs_{labels[1]}.jsonl")
-            writer = ReplayWriter(path, {side: labels[0], enemy: labels[1]}, seed, args.replay_every, players)
-        s = play_game(env, players[TEAM_NAMES[0]], players[TEAM_NAMES[1]], seed=seed,
-                      on_step=writer.on_step if writer else None)
-        margin = team_margin(side, s["raw_return"])
-        result = {"game": g, "side": side, "winner": s["winner"], "game_time_s": s["game_time_s"], "margin": margin,
-                  "won": s["winner"] == side, "draw": s["winner"] == NO_WINNER,
-                  "points_won": game_score(side, s["winner"], margin, LIMIT_POINTS) == WIN, "replay": None,
-                  "page": None}
+    for r in play_series(env, lambda g: make_agent(args.seed + g), lambda g: make_opponent(args.seed + g + args.games),
+                         games, args.seed, watch):
+        result = {"game": r["game"], "side": r["side"], "winner": r["winner"], "game_time_s": r["game_time_s"],
+                  "margin": r["margin"], "won": r["winner"] == r["side"], "draw": r["winner"] == NO_WINNER,
+                  "points_won": series_score(r, LIMIT_POINTS) == WIN, "replay": None, "page": None}
+        writer = writers.pop(r["game"], None)
         if writer:
             result["replay"] = writer.path
             if args.html:
@@ -103,8 +105,16 @@ def play_games(args, games: list) -> list:
     return out
 
 
+def check_agents(args) -> None:
+    """--agent and --opponent parsed before any game or worker starts (a ValueError names the flag)."""
+    from policies.league.references import agent_path
+    agent_path(args.agent, "--agent")
+    agent_path(args.opponent, "--opponent")
+
+
 def evaluate(args, log=print) -> dict:
     """All of args.games games, in args.workers processes (each loads the agents once)."""
+    check_agents(args)
     labels = agent_label(args.agent), agent_label(args.opponent)
     workers = max(1, min(getattr(args, "workers", 1), args.games))
     if workers == 1:
@@ -129,13 +139,10 @@ def evaluate(args, log=print) -> dict:
             "pages": [r["page"] for r in results if r["page"]]}
 
 
+@user_errors
 def main(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        summary = evaluate(args)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    summary = evaluate(args)
     print(f"\n{summary['agent']} vs {summary['opponent']}: {summary['wins']} wins, {summary['draws']} draws, "
           f"{summary['losses']} losses in {summary['games']} games (points win rate "
           f"{summary['points_win_rate']:.0%})")

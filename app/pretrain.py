@@ -28,6 +28,7 @@ import sys
 import time
 
 from moba.game.teams import MODE_1V1, MODE_5V5, MODES
+from training.cli import user_errors
 
 MODE_CONFIGS = {MODE_1V1: "tune_configs/hok_1v1.yaml", MODE_5V5: "tune_configs/five_5v5_baseline.yaml"}
 DEFAULT_TEACHER = "scripted"  # the full scripted bot (scripted_3 of the ladder)
@@ -129,8 +130,10 @@ def settings_from_args(args) -> dict:
     return out
 
 
-def print_agreement(a: dict, title: str, out=sys.stdout):
-    """An agreement dict (policies.pretrain.cloning.agreement) as text: the totals, then recall per primary action."""
+def print_agreement(a: dict, title: str, out=None):
+    """An agreement dict (policies.pretrain.cloning.agreement) as text: the totals, then recall per primary action;
+    to `out` (default: sys.stdout at the time of the call)."""
+    out = out or sys.stdout
     print(f"\nagreement on {title} ({a['steps']} hero-steps): primary {a['primary']:.3f}, all read parameters "
           f"{a['all_read']:.3f}, value explained variance {a['value_explained_variance']}", file=out)
     print(f"  {'primary action':24s} {'support':>8s} {'recall':>7s} {'predicted':>9s}", file=out)
@@ -138,8 +141,9 @@ def print_agreement(a: dict, title: str, out=sys.stdout):
         print(f"  {name:24s} {r['support']:8d} {r['recall']:7.3f} {r['predicted']:9d}", file=out)
 
 
-def print_report(report: dict, out=sys.stdout):
-    """The held-out agreement with its recall table, and the check games, as text."""
+def print_report(report: dict, out=None):
+    """The held-out agreement with its recall table, and the check games, as text (default: to sys.stdout)."""
+    out = out or sys.stdout
     for key, title in (("agreement_before_dagger", "held-out teacher games, before DAgger"),
                        ("agreement", "held-out teacher games"),
                        ("agreement_student_states", "held-out DAgger games (the clone's own states)")):
@@ -184,13 +188,10 @@ def imitation_env_config(cfg: dict, seed: int) -> dict:
             "randomize": {**cfg["env"].get("randomize", {}), "first_game_length": False}}
 
 
+@user_errors
 def main(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        opts = settings_from_args(args)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    opts = settings_from_args(args)
     import torch
 
     from training import run_config

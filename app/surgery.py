@@ -31,6 +31,7 @@ import tempfile
 import time
 
 from training import run_config
+from training.cli import user_errors
 
 SURGERY_FILE = "surgery.json"  # in the new checkpoint: what was done, from what, at which iteration
 REFERENCES_FILE = "references.json"
@@ -226,6 +227,7 @@ def print_table(changes, log=print):
         log("  ".join(x.ljust(w) for x, w in zip(r, widths)).rstrip())
 
 
+@user_errors
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", required=True, help="a run's checkpoint (results/<run>/<trial>/checkpoint_N)")
@@ -236,22 +238,18 @@ def main(argv=None) -> int:
     p.add_argument("--steps", type=int, default=500, help="steps of the recorded game the outputs are compared on")
     p.add_argument("--seed", type=int, default=0, help="seed of the new random weights and of the recorded game")
     args = p.parse_args(argv)
-    try:
-        cfg = run_config.load(args.config, args.set)
-        if os.path.exists(args.out):
-            raise ValueError(f"--out {args.out!r} exists: surgery writes a new checkpoint, give a new path")
-        if args.steps < 2:
-            raise ValueError(f"--steps must be >= 2, got {args.steps}")
-        if args.references and not os.path.isfile(args.references):
-            raise ValueError(f"--references {args.references!r}: no such file (a rated reference pool JSON)")
-        from policies.surgery.weights import NetworkShape, plan
-        algorithm_config(args.checkpoint)  # a run's checkpoint (optimizer, league): refused otherwise
-        old = checkpoint_shape(args.checkpoint)
-        new = NetworkShape.of(cfg["model"], cfg["env"])
-        plan(old, new)  # a surgery that cannot be done fails here, before anything is written
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    cfg = run_config.load(args.config, args.set)
+    if os.path.exists(args.out):
+        raise ValueError(f"--out {args.out!r} exists: surgery writes a new checkpoint, give a new path")
+    if args.steps < 2:
+        raise ValueError(f"--steps must be >= 2, got {args.steps}")
+    if args.references and not os.path.isfile(args.references):
+        raise ValueError(f"--references {args.references!r}: no such file (a rated reference pool JSON)")
+    from policies.surgery.weights import NetworkShape, plan
+    algorithm_config(args.checkpoint)  # a run's checkpoint (optimizer, league): refused otherwise
+    old = checkpoint_shape(args.checkpoint)
+    new = NetworkShape.of(cfg["model"], cfg["env"])
+    plan(old, new)  # a surgery that cannot be done fails here, before anything is written
     import torch
     torch.set_num_threads(1)
     from policies.league.references import load_module

@@ -23,6 +23,7 @@ from training import ray_output
 ray_output.quiet_ray_env()  # before anything imports Ray: it reads some of these settings at import
 
 from training import cluster_checks, run_config, run_storage  # noqa: E402
+from training.cli import user_errors  # noqa: E402
 from training.algorithm import ENV_NAME, build_algo_config, make_training_env, param_space  # noqa: E402
 from training.progress import ProgressCallback, progress_row  # noqa: E402
 from callbacks import run_callbacks  # noqa: E402
@@ -61,13 +62,28 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+def stop_rule_met(trial_metrics: list, stop: dict) -> bool:
+    """Whether every trial of a run already meets the stop rule `stop` (Tune's result keys; the rule of
+    run_config.RunStopper, without its process-wide criteria) by its last reported result; `trial_metrics` holds
+    each trial's last result (None or {} for a trial that reported none)."""
+    from ray.tune.utils import flatten_dict
+
+    def met(result: dict) -> bool:  # RunStopper's rule: any criterion reached
+        flat = flatten_dict(result)
+        return any(k in flat and flat[k] >= v for k, v in stop.items())
+    return bool(trial_metrics) and all(m and met(m) for m in trial_metrics)
+
+
+def last_results(run_dir: str) -> list:
+    """Each trial's last reported result in the run at `run_dir` (its experiment state; Ray need not run)."""
+    from ray.tune import ExperimentAnalysis
+    return [t.last_result for t in ExperimentAnalysis(run_dir).trials]
+
+
+@user_errors
 def main(argv=None) -> int:
     args = parse_args(argv)
-    try:
-        cfg = run_config.load(args.config, args.set)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    cfg = run_config.load(args.config, args.set)
     import ray
     import torch
     from ray import tune
@@ -78,17 +94,23 @@ def main(argv=None) -> int:
     torch.set_num_threads(cfg["resources"]["torch_threads"])
     storage = cfg["storage_path"] = run_storage.absolute(cfg["storage_path"])  # a job runs in a copy of the directory
     address = os.environ.get("RAY_ADDRESS")
-    try:  # the cluster boundary, before anything starts (training/cluster_checks.py)
-        cluster_checks.check_storage(storage)
-        if address and not ray.is_initialized():
-            cluster_checks.check_ray_address(address)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    # the cluster boundary, before anything starts (training/cluster_checks.py)
+    cluster_checks.check_storage(storage)
+    if address and not ray.is_initialized():
+        cluster_checks.check_ray_address(address)
+    elif not ray.is_initialized():  # a local Ray started below
+        cluster_checks.check_local_resources(cfg["resources"], os.cpu_count() or 1)
     run_dir = run_storage.join(storage, cfg["name"])
     if args.resume and not tune.Tuner.can_restore(run_dir):
         print(f"error: --resume: no run to continue in {run_dir}", file=sys.stderr)
         return 2
+    stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
+            for k, v in cfg["stop"].items()}
+    if args.resume and stop_rule_met(last_results(run_dir), stop):
+        # Tune would restart every trial from its checkpoint and train an iteration before asking the stopper
+        print(f"{cfg['name']!r} already met its stop rule ({', '.join(f'{k} >= {v}' for k, v in stop.items())}): "
+              f"nothing to train; raise it to continue, e.g. --set stop.training_iteration=N", flush=True)
+        return 0
     if not args.resume and run_storage.exists(run_dir):
         cfg["name"] = f"{cfg['name']}_{time.strftime('%Y%m%d_%H%M%S')}"
         print(f"a run named {os.path.basename(run_dir)!r} exists: this one is {cfg['name']!r} "
@@ -112,14 +134,8 @@ def main(argv=None) -> int:
     register_env(ENV_NAME, make_training_env)
     save_experiment_state_at_every_checkpoint()
     algo_config = build_algo_config(cfg, run_callbacks())
-    try:
-        cluster_checks.check_resources(PPO.default_resource_request(algo_config).required_resources,
-                                       ray.cluster_resources(), cfg["resources"])
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
-            for k, v in cfg["stop"].items()}
+    cluster_checks.check_resources(PPO.default_resource_request(algo_config).required_resources,
+                                   ray.cluster_resources(), cfg["resources"])
     run_config.RunStopper.current = stop  # also what a resumed run stops at
     ck = cfg["checkpoint"]
     tune_run_config = tune.RunConfig(

@@ -18,7 +18,6 @@ import sys
 import tempfile
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SMOKE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs", "smoke.yaml")
 
@@ -36,19 +35,20 @@ def fill_pool(algo, n: int, folder: str, rng):
     import numpy as np
 
     from training.league_play import save_weights
-    from callbacks.league_play import push_table
+    from callbacks.league_play import LeagueCallback
     from policies.league.pool import OpponentPool
     from policies.model.module_ids import MAIN
     base = algo.learner_group.get_weights(module_ids=[MAIN])[MAIN]
-    pool = OpponentPool(past_fraction=algo._five_pool.past_fraction, snapshot_every=10 ** 9)
+    league = LeagueCallback.of(algo)
+    pool = OpponentPool(past_fraction=league.pool.past_fraction, snapshot_every=10 ** 9)
     for i in range(n):
         state = {k: (np.asarray(v) + rng.normal(0, 1e-3, np.shape(v)).astype(np.asarray(v).dtype)
                      if "norm." not in k else np.asarray(v)) for k, v in base.items()}
         path = os.path.join(folder, f"v{i + 1:05d}.pt")
         save_weights(state, path)
         pool.add(0, path).quality = float(rng.normal(0, 1))
-    algo._five_pool = pool
-    push_table(algo, forget_slots=True)
+    league.pool = pool
+    league.push_table(algo, forget_slots=True)
 
 
 def run_pool(n: int, args, folder: str) -> dict:

@@ -34,7 +34,6 @@ import subprocess
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 GOAL_WIN_RATE = 0.8  # a level is reached at >= 80% wins ...
 GOAL_MIN_GAMES = 20  # ... over >= 20 games

@@ -23,11 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 SAMPLE_ENV_STEPS = 256  # env steps per sample() call of the sampling measurement
 TARGET_SAMPLING_RATIO = 2.0
@@ -44,14 +41,14 @@ def measure_sampling(cfg: dict, rounds: int) -> dict:
     """Agent steps/s of each runner kind (median over alternating samples) and the ratio, batched over classic."""
     import numpy as np
     import torch
-    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+    from training.classic_env_runner import ClassicEnvRunner
 
     from training.algorithm import build_algo_config
     from callbacks import run_callbacks
     from training.batched_env_runner import BatchedEnvRunner
     torch.set_num_threads(1)
     algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0)
-    runners = {"batched": BatchedEnvRunner(config=algo_config), "classic": MultiAgentEnvRunner(config=algo_config)}
+    runners = {"batched": BatchedEnvRunner(config=algo_config), "classic": ClassicEnvRunner(config=algo_config)}
     heroes = len(runners["batched"].env.envs[0].unwrapped.possible_agents)
     seconds = {k: [] for k in runners}
     for r in runners.values():

@@ -3,11 +3,11 @@
     python scripts/play.py --mode 5v5 --radiant scripted --dire random --seed 0 \\
         [--replay FILE] [--time-limit S] [--eval | --train] [--json]
 
-Agents: every name ``policies.agents.by_name.make_agent(name, seed)`` knows ("scripted", "random", "noop"), or the
-path of
-a checkpoint of a trained agent (``--greedy``: it plays its most likely actions; by default it samples them, as in
-training). Each team's agent is given only its own team's agent ids and observations. Radiant's agent is made with
-``--seed``, Dire's with ``--seed + 1``.
+Agents: every name ``policies.agents.by_name.make_agent(name, seed)`` knows ("scripted", "random", "noop", the
+ladder's levels), or a trained agent's checkpoint, ``model:PATH`` or PATH (a run's checkpoint, an RLModule
+checkpoint, a shipped ``models/X``; ``--greedy``: it plays its most likely actions; by default it samples them, as
+in training), with one torch thread. Each team's agent is given only its own team's agent ids and observations.
+Radiant's agent is made with ``--seed``, Dire's with ``--seed + 1``.
 
 ``--eval`` (the default) sets the env config ``evaluation: True`` (every randomization off, the default lineup);
 ``--train`` plays with the training randomizations. ``--time-limit`` is in game seconds (0 = the mode's default).
@@ -21,18 +21,13 @@ Progress goes to stderr every 60 game seconds. With ``--json`` the last line of 
 """
 from __future__ import annotations
 
-import os
+import argparse
+import json
 import sys
+import time
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO not in sys.path:
-    sys.path.insert(0, _REPO)
-
-import argparse  # noqa: E402
-import json  # noqa: E402
-import time  # noqa: E402
-
-from moba.game.teams import MODES, TEAM_NAMES  # noqa: E402
+from moba.game.teams import MODES, TEAM_NAMES
+from training.cli import user_errors
 
 PROGRESS_EVERY_S = 60.0
 
@@ -58,7 +53,8 @@ def progress_line(game) -> str:
             f"kills radiant {k[0]} / dire {k[1]}")
 
 
-def print_summary(summary: dict, agents: dict, wall_s: float, steps: int, out=sys.stdout):
+def print_summary(summary: dict, agents: dict, wall_s: float, steps: int, out=None):
+    out = out or sys.stdout  # at the time of the call (a test's captured stream)
     w = summary["winner"]
     how = " (time limit)" if summary["truncated"] else ""
     print(f"\n{summary['mode']}: radiant ({agents['radiant']}) vs dire ({agents['dire']})", file=out)
@@ -85,14 +81,14 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
     from moba.env.replay_file import ReplayWriter
     from policies.agents.by_name import play_game
     from policies.league.references import agent_maker
+    from policies.league.series import one_torch_thread
 
+    one_torch_thread()  # a model's forward passes: more threads only slow them on a busy machine
     env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s)})
     names = dict(zip(TEAM_NAMES, (radiant, dire)))
-    try:
-        agents = {side: agent_maker(name, explore, env)(seed + k) for k, (side, name) in enumerate(names.items())}
-        replay = replay_path and ReplayWriter(replay_path, names, seed, replay_every_s, players=agents)
-    except ValueError as e:
-        raise SystemExit(f"play.py: {e}")
+    agents = {side: agent_maker(name, explore, env, f"--{side}")(seed + k)
+              for k, (side, name) in enumerate(names.items())}
+    replay = replay_path and ReplayWriter(replay_path, names, seed, replay_every_s, players=agents)
     clock = {"next_progress": PROGRESS_EVERY_S, "steps": -1}
 
     def on_step(env):
@@ -115,12 +111,14 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
     return summary
 
 
+@user_errors
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", default=MODES[0], choices=list(MODES))
     ap.add_argument("--radiant", default="scripted",
-                    help="agent name (policies.agents.by_name.AGENTS) or checkpoint path")
-    ap.add_argument("--dire", default="random", help="agent name (policies.agents.by_name.AGENTS) or checkpoint path")
+                    help="agent name (policies.agents.by_name.AGENTS), model:PATH or checkpoint path")
+    ap.add_argument("--dire", default="random",
+                    help="agent name (policies.agents.by_name.AGENTS), model:PATH or checkpoint path")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--replay", metavar="FILE", help="write the game's replay to FILE (JSON lines)")
     ap.add_argument("--replay-every", type=float, default=1.0, metavar="S",
@@ -138,6 +136,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.time_limit < 0:
         ap.error("--time-limit must be >= 0")
+    from policies.league.references import agent_path
+    agent_path(args.radiant, "--radiant")  # both parsed before anything loads
+    agent_path(args.dire, "--dire")
 
     summary = play(args.mode, args.radiant, args.dire, args.seed, evaluation=args.evaluation,
                    time_limit_s=args.time_limit, replay_path=args.replay, progress=not args.quiet,

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from moba.game.teams import MODES, TEAM_NAMES, check_mode, enemy_side  # noqa: E402
+from moba.game.teams import MODES  # noqa: E402
+from training.cli import user_errors  # noqa: E402
 
 SEED = 6_000_000  # seeds of these games: apart from training's, the evaluations' (1,000,000), the cards' (2,000,000)
 TOP_PRIMARIES = 4
@@ -31,7 +30,7 @@ def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoints", nargs="+", help="run checkpoints, RLModule checkpoints or models/X")
     p.add_argument("--mode", default="1v1", help=f"one of {list(MODES)} (default 1v1)")
-    p.add_argument("--opponent", default="random", help="an agent name (default random)")
+    p.add_argument("--opponent", default="random", help="an agent name, model:PATH or a checkpoint (default random)")
     p.add_argument("--games", type=int, default=1, help="games per checkpoint (default 1)")
     p.add_argument("--time-limit", type=float, default=300.0, help="game time limit in seconds (default 300)")
     p.add_argument("--seed", type=int, default=SEED, help=f"seed of the first game (default {SEED})")
@@ -48,11 +47,12 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
     from moba.env.actions import PRIMARY_NAMES
     from moba.env.moba_env import MobaEnv
     from policies.model.action_distribution import FiveActionDistribution
-    from policies.agents.by_name import make_agent, play_game
     from policies.agents.module_agent import ModuleAgent
+    from policies.league.references import agent_maker
+    from policies.league.series import play_series
     names = FiveActionDistribution.HEADS
 
-    heads, primary, margins = [], [], []
+    heads, primary = [], []
 
     class Recording(ModuleAgent):
         def act(self, observations):
@@ -62,13 +62,10 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
             primary.append(torch.softmax(self.dist.primary, -1).numpy())
             return actions
 
-    for k in range(games):
-        env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed + k})
-        agent = Recording(module, explore=True)
-        side = TEAM_NAMES[k % 2]
-        other = make_agent(opponent, seed=seed + k)
-        summary = play_game(env, *((agent, other) if side == TEAM_NAMES[0] else (other, agent)), seed=seed + k)
-        margins.append(summary["raw_return"][side] - summary["raw_return"][enemy_side(side)])
+    env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
+    make_other = agent_maker(opponent, True, env, "--opponent")
+    records = play_series(env, lambda k: Recording(module, explore=True), lambda k: make_other(seed + k), games, seed)
+    margins = [r["margin"] for r in records]
     h = np.concatenate(heads).mean(0)
     p = np.concatenate(primary).mean(0)
     entropy = {name: float(v) for name, v in zip(names, h)}
@@ -77,29 +74,23 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
             "reward_margin": float(np.mean(margins)), "steps": int(sum(len(x) for x in heads))}
 
 
+@user_errors
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from policies.agents.by_name import make_agent
-    for flag, check in (("--mode", lambda: check_mode(args.mode)), ("--opponent", lambda: make_agent(args.opponent))):
-        try:
-            check()
-        except ValueError as e:
-            print(f"error: {flag}: {e}", file=sys.stderr)
-            return 2
+    from policies.league.references import agent_path, checkpoint_path
+    if args.mode not in MODES:
+        raise ValueError(f"--mode: must be one of {list(MODES)}, got {args.mode!r}")
+    agent_path(args.opponent, "--opponent")
+    for path in args.checkpoints:
+        checkpoint_path(path, "CHECKPOINT")
     if args.games < 1 or args.time_limit <= 0:
-        print("error: --games must be >= 1 and --time-limit > 0", file=sys.stderr)
-        return 2
-    import torch
-
+        raise ValueError("--games must be >= 1 and --time-limit > 0")
     from policies.league.references import load_module
-    torch.set_num_threads(1)
+    from policies.league.series import one_torch_thread
+    one_torch_thread()
     results = {}
     for path in args.checkpoints:
-        try:
-            module = load_module(path)
-        except ValueError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        module = load_module(path, "CHECKPOINT")
         r = policy_heads(module, args.opponent, args.mode, args.games, args.time_limit, args.seed)
         results[path] = r
         top = sorted(r["primary"].items(), key=lambda kv: -kv[1])[:TOP_PRIMARIES]

@@ -24,7 +24,8 @@ import shlex
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from training.cli import user_errors
+
 
 MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
 EVAL_SEED = 2_000_000  # the card's games: seeds far from training's and the learning benchmark's
@@ -112,6 +113,7 @@ def card_markdown(card: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+@user_errors
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("checkpoint")
@@ -131,7 +133,7 @@ def main(argv=None):
     from scripts.bench_learning import FINAL_SEED, TOP_LEVEL, final_evaluation
 
     out = os.path.join(MODELS_DIR, args.name)
-    module = load_module(args.checkpoint)
+    module = load_module(args.checkpoint, "CHECKPOINT")
     mode = "5v5" if module.observation_space["me"].shape[0] == 5 else "1v1"
     module.save_to_path(out)
     t = time.time()

@@ -14,6 +14,8 @@ import sys
 
 import pandas as pd
 
+from training.cli import user_errors
+
 
 def first_reach(df: pd.DataFrame, threshold: float, x: str, y: str) -> float | None:
     """The first x at which y >= threshold, or None."""
@@ -38,6 +40,7 @@ def _load(path, x, y):
     return df.dropna(subset=[y]).sort_values(x)
 
 
+@user_errors
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("baseline")
@@ -46,12 +49,8 @@ def main(argv=None) -> int:
     p.add_argument("--x", default="iteration", help="the version column")
     p.add_argument("--y", default="trueskill_mu", help="the TrueSkill column")
     args = p.parse_args(argv)
-    try:
-        rows = speedups(_load(args.baseline, args.x, args.y), _load(args.experiment, args.x, args.y),
-                        args.thresholds, args.x, args.y)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    rows = speedups(_load(args.baseline, args.x, args.y), _load(args.experiment, args.x, args.y),
+                    args.thresholds, args.x, args.y)
     print(pd.DataFrame(rows).to_string(index=False))
     print(json.dumps({"baseline": args.baseline, "experiment": args.experiment, "speedups": rows}))
     return 0

@@ -27,11 +27,11 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
 
+from moba.game import numba_cache  # noqa: E402
 from training import cluster_checks, run_config  # noqa: E402
 from training import run_storage  # noqa: E402
+from training.cli import user_errors  # noqa: E402
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 # not uploaded with the working directory (Ray's limit is 512 MiB; results stay where they are)
@@ -51,11 +51,15 @@ def job_env(environ: dict) -> dict:
 def submit_command(address: str, config: str, sets: list[str], storage: str, resume: bool, wait: bool) -> list:
     entry = ["python", "-m", "app.train", "--config", config, *[a for s in sets for a in ("--set", s)],
              "--set", f"storage_path={storage}"] + (["--resume"] if resume else [])
+    # the job's processes share one numba cache per node, across jobs (moba/game/numba_cache.py): the engine is
+    # compiled by the first job on a node, not by every job
+    runtime_env = {"excludes": EXCLUDES, "env_vars": numba_cache.job_env_vars()}
     return (["ray", "job", "submit", "--address", address, "--working-dir", ROOT,
-             "--runtime-env-json", json.dumps({"excludes": EXCLUDES})] + ([] if wait else ["--no-wait"])
+             "--runtime-env-json", json.dumps(runtime_env)] + ([] if wait else ["--no-wait"])
             + ["--", *entry])
 
 
+@user_errors
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     env_address = os.environ.get("RAY_ADDRESS", "")
@@ -73,11 +77,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     sets = list(args.set) + ([f"storage_path={args.storage_path}"] if args.storage_path else [])
-    try:
-        cfg = run_config.load(os.path.join(ROOT, config), sets)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    cfg = run_config.load(os.path.join(ROOT, config), sets)
     storage = run_storage.absolute(cfg["storage_path"])
     url = urlparse(args.address)
     if url.scheme not in ("http", "https") or not url.hostname:
@@ -87,8 +87,7 @@ def main(argv=None) -> int:
     try:  # fail fast, not after ray's own retries
         cluster_checks.check_ray_address(f"{url.hostname}:{url.port or 80}")
     except ValueError as e:
-        print(f"error: --address {args.address!r}: {e}", file=sys.stderr)
-        return 2
+        raise ValueError(f"--address {args.address!r}: {e}") from None
     if shutil.which("ray") is None:
         print("error: the `ray` command is missing: pip install -r requirements.txt (ray[default])", file=sys.stderr)
         return 2

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from training.cli import user_errors
+
 
 TOLERANCE = 1e-5  # the bound on max |diff| for an exact op
 
@@ -53,6 +53,7 @@ def env_of(shape) -> dict:
             "constant_observations": list(shape.constant_observations)}
 
 
+@user_errors
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--checkpoint", help="an algorithm or module checkpoint (default: a fresh 1v1 module)")
@@ -74,7 +75,7 @@ def main(argv=None):
     if args.checkpoint:
         from app.surgery import checkpoint_shape
         from policies.league.references import load_module
-        module = load_module(args.checkpoint)
+        module = load_module(args.checkpoint, "--checkpoint")
         shape = checkpoint_shape(args.checkpoint, module)
         source = args.checkpoint
     else:

@@ -25,7 +25,6 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 SIGNALS = ("per_min_last_hit", "per_min_xp", "per_min_gold_gained")
 
 

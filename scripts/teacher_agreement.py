@@ -21,9 +21,9 @@ import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from moba.game.teams import MODES  # noqa: E402
+from training.cli import user_errors  # noqa: E402
 
 DEFAULT_TEACHER = "scripted_3"
 SEED = 5_000_000  # seeds of these games: apart from training's, the evaluations' (1,000,000) and the cards' (2,000,000)
@@ -31,7 +31,7 @@ SEED = 5_000_000  # seeds of these games: apart from training's, the evaluations
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", help="a run's checkpoint, an RLModule checkpoint or models/X")
+    p.add_argument("checkpoint", help="a run's checkpoint, an RLModule checkpoint or models/X (model:PATH or PATH)")
     p.add_argument("--mode", default="1v1", help=f"one of {list(MODES)} (default 1v1)")
     p.add_argument("--teacher", default=DEFAULT_TEACHER, help=f"an agent name (default {DEFAULT_TEACHER})")
     p.add_argument("--games", type=int, default=4, help="games against the teacher (default 4)")
@@ -42,18 +42,18 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+@user_errors
 def main(argv=None) -> int:
     args = parse_args(argv)
     from policies.agents.by_name import AGENTS
+    from policies.league.references import checkpoint_path
     if args.mode not in MODES:
-        print(f"error: --mode: must be one of {list(MODES)}, got {args.mode!r}", file=sys.stderr)
-        return 2
-    if args.teacher not in AGENTS:
-        print(f"error: --teacher: unknown agent {args.teacher!r}; allowed: {sorted(AGENTS)}", file=sys.stderr)
-        return 2
+        raise ValueError(f"--mode: must be one of {list(MODES)}, got {args.mode!r}")
+    if args.teacher not in AGENTS:  # the teacher labels states: a scripted agent, by name
+        raise ValueError(f"--teacher: unknown agent {args.teacher!r}; allowed: {sorted(AGENTS)}")
     if args.games < 1 or args.time_limit < 0 or args.workers < 0:
-        print("error: --games must be >= 1, --time-limit >= 0 and --workers >= 0", file=sys.stderr)
-        return 2
+        raise ValueError("--games must be >= 1, --time-limit >= 0 and --workers >= 0")
+    checkpoint_path(args.checkpoint, "CHECKPOINT")
     import torch
 
     from app import pretrain
@@ -65,11 +65,7 @@ def main(argv=None) -> int:
     from policies.pretrain.pipeline import sides, student_results
     from policies.league.references import load_module
     torch.set_num_threads(1)
-    try:
-        module = load_module(args.checkpoint)
-    except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    module = load_module(args.checkpoint, "CHECKPOINT")
     cfg = run_config.load(os.path.join(pretrain.REPO, pretrain.MODE_CONFIGS[args.mode]))
     env_config = pretrain.imitation_env_config(cfg, args.seed)
     env_config["time_limit_s"] = args.time_limit or cfg["evaluation"]["time_limit_s"]

@@ -18,10 +18,10 @@ import glob
 import json
 import os
 import re
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from training.cli import user_errors
+
 
 SNAPSHOT_RE = re.compile(r"version_(\d+)_iter_(\d+)\.pt$")
 
@@ -44,6 +44,7 @@ def snapshots(trial: str) -> list[tuple[int, int, str]]:
     return sorted(out, key=lambda x: x[1])
 
 
+@user_errors
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", help="a run directory (results/<name>)")
@@ -56,6 +57,9 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.games < 1 or args.every < 1:
         raise SystemExit("--games and --every must be >= 1")
+    from policies.agents.by_name import make_agent
+    for name in args.opponents:  # evaluation games' opponents: agents by name (training.evaluation_games)
+        make_agent(name, flag="--opponents")
 
     import torch
     import yaml

@@ -4,15 +4,17 @@ reference ladder (``--ladder``).
     python scripts/win_rate.py --agent scripted --opponent random --games 40 --modes 1v1 5v5
     python scripts/win_rate.py --ladder --games 40 --workers 1
 
-The agent plays Radiant in even games and Dire in odd ones; training-mode randomization (random lineups, perturbed
-builds and hero state) is on unless --eval is given. Evaluation games differ by seed (the env's evaluation jitter)
-and replay for the same seed. ``--ladder`` plays each level of ``policies/agents/ladder.py`` against the level below it
-(scripted_1 vs random, scripted_2 vs scripted_1, scripted_3 vs scripted_2) in evaluation games, and checks that each
-wins at least 75% of them in every mode. A game stopped by the time limit is not won under the default rule
-(``--time-limit-outcome draw``: only a destroyed ancient decides); ``points`` gives it to the team with the higher raw
-return (``policies/ratings.game_score``). Games run in --workers processes. Prints a line per finished game, a table,
-and a JSON line last. The scripted bot's bar: at least 95% wins against the random agent over at least 40
-games in both modes.
+An agent is an agent name (``policies.agents.by_name.AGENTS``), ``model:PATH`` or the path of a checkpoint (a run's
+checkpoint, an RLModule checkpoint, a shipped ``models/X``: play it in its own mode, ``--modes 1v1``), sampling its
+actions as in training. The agent plays Radiant in even games and Dire in odd ones; training-mode randomization
+(random lineups, perturbed builds and hero state) is on unless --eval is given. Evaluation games differ by seed (the
+env's evaluation jitter) and replay for the same seed. ``--ladder`` plays each level of
+``policies/agents/ladder.py`` against the level below it (scripted_1 vs random, scripted_2 vs scripted_1, scripted_3
+vs scripted_2) in evaluation games, and checks that each wins at least 75% of them in every mode. A game stopped by
+the time limit is not won under the default rule (``--time-limit-outcome draw``: only a destroyed ancient decides);
+``points`` gives it to the team with the higher raw return (``policies/ratings.game_score``). Games run in --workers
+processes. Prints a line per finished game, a table, and a JSON line last. The scripted bot's bar: at least 95% wins
+against the random agent over at least 40 games in both modes.
 """
 from __future__ import annotations
 
@@ -23,49 +25,61 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
-from moba.game.teams import MODE_1V1, MODE_5V5, MODES, NO_WINNER, TEAM_NAMES  # noqa: E402
+from moba.game.teams import MODE_1V1, MODE_5V5, MODES, TEAM_NAMES  # noqa: E402
 from policies.league import ratings as R  # noqa: E402
 from policies.agents.ladder import LADDER_TARGET_WIN_RATE, ladder_pairs  # noqa: E402
+from policies.league.series import summarize_series  # noqa: E402
+from training.cli import user_errors  # noqa: E402
 
 TARGET_WIN_RATE = 0.95  # the scripted bot against the random agent
 
 
 def play_one(mode: str, agent: str, opponent: str, game: int, seed: int, evaluation: bool,
              time_limit_s: float) -> dict:
+    """Game `game` of the series of `agent` against `opponent` (agent specs, policies.league.references.agent_path);
+    the agents are made with seeds seed + 2 game and seed + 2 game + 1."""
     from moba.env.moba_env import MobaEnv
-    from moba.game.teams import TEAM_NAMES, side_of_game
-    from policies.agents.by_name import make_agent, play_game
+    from policies.league.series import one_torch_thread, play_series
+    one_torch_thread()
     env = MobaEnv({"mode": mode, "evaluation": evaluation, "seed": seed, "time_limit_s": time_limit_s})
-    a, b = make_agent(agent, seed + 2 * game), make_agent(opponent, seed + 2 * game + 1)
-    side = side_of_game(game)
-    radiant, dire = (a, b) if side == TEAM_NAMES[0] else (b, a)
+    make_a, make_b = makers(agent, env, "--agent"), makers(opponent, env, "--opponent")
     t = time.time()
-    s = play_game(env, radiant, dire, seed=seed + game)
-    return {"mode": mode, "agent": agent, "opponent": opponent, "game": game, "side": side, "winner": s["winner"],
-            "margin": R.team_margin(side, s["raw_return"]), "game_time_s": s["game_time_s"],
-            "wall_s": round(time.time() - t, 2), "lineup": [h["hero"] for h in s["heroes"]]}
+    r = next(play_series(env, lambda g: make_a(seed + 2 * g), lambda g: make_b(seed + 2 * g + 1), [game], seed))
+    return {"mode": mode, "agent": agent, "opponent": opponent, "game": game, "side": r["side"],
+            "winner": r["winner"], "margin": r["margin"], "game_time_s": r["game_time_s"],
+            "buildings": r["buildings"], "buildings_lost": r["buildings_lost"],
+            "wall_s": round(time.time() - t, 2), "lineup": [h["hero"] for h in r["summary"]["heroes"]]}
+
+
+_MAKERS: dict = {}  # per worker process: an agent spec's maker (a checkpoint is loaded once)
+
+
+def makers(spec: str, env, flag: str):
+    from policies.league.references import agent_maker
+    key = (spec, env.cfg.mode)
+    if key not in _MAKERS:
+        _MAKERS[key] = agent_maker(spec, explore=True, env=env, flag=flag)
+    return _MAKERS[key]
 
 
 def summarize(rs: list, rule: str) -> dict:
     """Games, wins (under `rule`: a game stopped by the time limit counts as ratings.game_score says), outright
     wins, draws (time limit) and losses, win rates and wins per side of one matchup in one mode."""
-    won = [R.game_score(r["side"], r["winner"], r["margin"], rule) == R.WIN for r in rs]
-    draws = sum(r["winner"] == NO_WINNER for r in rs)
-    outright = sum(r["winner"] == r["side"] for r in rs)
-    return {"games": len(rs), "wins": sum(won), "outright_wins": outright, "draws": draws,
-            "losses": sum(r["winner"] not in (r["side"], NO_WINNER) for r in rs),
-            "win_rate": round(sum(won) / len(rs), 4),
+    s = summarize_series(rs, rule)
+    return {"games": s["games"], "wins": s["wins"], "outright_wins": s["outright_wins"], "draws": s["draws"],
+            "losses": s["losses"], "win_rate": round(s["win_rate"], 4),
             "mean_game_minutes": round(sum(r["game_time_s"] for r in rs) / len(rs) / 60, 2),
-            **{f"wins_as_{side}": sum(w for w, r in zip(won, rs) if r["side"] == side) for side in TEAM_NAMES}}
+            **{f"wins_as_{side}": s[f"wins_as_{side}"] for side in TEAM_NAMES}}
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--agent", default="scripted")
-    p.add_argument("--opponent", default="random")
+    p.add_argument("--agent", default="scripted",
+                   help="an agent name, model:PATH or a checkpoint path (default scripted)")
+    p.add_argument("--opponent", default="random",
+                   help="an agent name, model:PATH or a checkpoint path (default random)")
     p.add_argument("--ladder", action="store_true",
                    help="every level of the reference ladder against the level below it (evaluation games)")
     p.add_argument("--games", type=int, default=40, help="games per matchup and mode (half on each side)")
@@ -86,8 +100,12 @@ def parse_args(argv=None):
     return args
 
 
-def main(argv=None):
+@user_errors
+def main(argv=None) -> int:
     args = parse_args(argv)
+    from policies.league.references import agent_path
+    agent_path(args.agent, "--agent")  # before any worker starts
+    agent_path(args.opponent, "--opponent")
     matchups = ladder_pairs() if args.ladder else [(args.agent, args.opponent)]
     target = LADDER_TARGET_WIN_RATE if args.ladder else TARGET_WIN_RATE
     results = {(a, b, m): [] for a, b in matchups for m in args.modes}
@@ -96,7 +114,11 @@ def main(argv=None):
         futs = [pool.submit(play_one, m, a, b, g, args.seed, args.eval, args.time_limit)
                 for a, b, m in results for g in range(args.games)]
         for f in as_completed(futs):
-            r = f.result()
+            try:
+                r = f.result()
+            except ValueError:  # an agent that cannot play this mode: the same in every game, stop them all
+                pool.shutdown(cancel_futures=True)
+                raise
             results[(r["agent"], r["opponent"], r["mode"])].append(r)
             done = sum(len(v) for v in results.values())
             print(f"[{time.time() - t0:6.0f}s] {r['mode']} {r['agent']} vs {r['opponent']} game {r['game']:3d} as "
@@ -124,7 +146,8 @@ def main(argv=None):
                     "results": {r["mode"]: {k: v for k, v in r.items() if k not in ("agent", "opponent", "mode")}
                                 for r in rows}})
     print(json.dumps(out))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,13 +1,9 @@
-"""Shared pytest setup: the repository root on sys.path (also set in pytest.ini) and the hypothesis profile."""
+"""Shared pytest setup: the hypothesis profile and the Ray session of the training tests. The project's packages
+import as installed (pip install -r requirements.txt: pyproject.toml, editable) and through pytest.ini's pythonpath;
+pytest's rootdir-relative imports find the test helpers (moba_testlib, browser, ...) in this directory."""
 import os
-import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if ROOT not in sys.path:
-    sys.path.insert(0, ROOT)
-HERE = os.path.dirname(os.path.abspath(__file__))
-if HERE not in sys.path:
-    sys.path.insert(0, HERE)
 
 try:
     from hypothesis import HealthCheck, settings

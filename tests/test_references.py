@@ -102,7 +102,7 @@ def test_play_game_returns_each_teams_raw_return_and_evaluation_reports_margins(
 def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
     """A game is won on points when won outright, or drawn at the time limit with the higher raw return; a loss is
     never a points win, whatever the returns."""
-    import callbacks.evaluation as ev
+    import training.evaluation_games as ev
     import policies.agents.by_name
     # (winner, the module's raw return, the opponent's): the module plays Radiant in even games, Dire in odd ones
     games = iter([("none", 5.0, 1.0), ("none", 1.0, 5.0), ("radiant", -3.0, 0.0), ("radiant", 9.0, 0.0),
@@ -130,8 +130,11 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
 def test_play_scores_capped_games_by_the_rule_and_references_record_theirs(monkeypatch, tmp_path):
     """With "points" a game stopped by the time limit goes to the side ahead on raw return; the rated references file
     records the rule, and a version is only rated under the rule its references were rated with."""
-    monkeypatch.setattr(references, "play_game", lambda env, radiant, dire, seed=0, on_step=None: {
-        "winner": "none", "raw_return": {"radiant": 2.0, "dire": 7.0}})
+    import policies.agents.by_name
+    none = {"towers": 0, "barracks": 0, "shrines": 0}
+    monkeypatch.setattr(policies.agents.by_name, "play_game", lambda env, radiant, dire, seed=0, on_step=None: {
+        "winner": "none", "raw_return": {"radiant": 2.0, "dire": 7.0}, "game_time_s": 10.0,
+        "destroyed_by": {"radiant": none, "dire": none}})
     args = ("1v1", object(), object())
     assert references.play_rated_game(*args, "dire", 0, 10.0) == 0.5
     assert references.play_rated_game(*args, "dire", 0, 10.0, time_limit_outcome="points") == 1.0

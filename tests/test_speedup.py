@@ -7,8 +7,7 @@ import sys
 import pandas as pd
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "scripts"))
-import speedup  # noqa: E402
+from scripts import speedup
 
 
 def test_speedup_is_the_ratio_of_versions_to_first_reach_each_threshold():

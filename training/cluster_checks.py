@@ -65,6 +65,29 @@ def check_storage(location: str) -> None:
                          f"{STORAGE_HELP}") from None
 
 
+def local_env_runner_limit(cores: int) -> int:
+    """The most env runners a run on an embedded local Ray may ask for on a machine with `cores` cores: one per
+    core (the driver and learner share them; 2 runners on 2 cores is the fastest layout, docs/rllib_notes.md
+    section 6). More only make the cores take turns, each runner a process of its own."""
+    return max(1, int(cores))
+
+
+def check_local_resources(resources: dict, cores: int) -> None:
+    """Fails when a run on an embedded local Ray asks for more env runners than the machine has cores, unless
+    `resources.num_cpus` says how many CPUs Ray advertises (then check_resources holds the run to that). Without this,
+    the local Ray advertises as many CPUs as asked for (app.train.local_num_cpus), starts every runner, and the
+    machine spends its time switching between them (64 runners on 2 cores never finished an iteration)."""
+    if resources.get("num_cpus"):
+        return
+    runners, limit = resources["num_env_runners"], local_env_runner_limit(cores)
+    if runners > limit:
+        raise ValueError(
+            f"resources.num_env_runners={runners}: this machine has {cores} cores, a local run allows at most "
+            f"{limit} env runners (allowed: 0..{limit}; more would take turns on the cores, each in a process of its "
+            f"own). Set resources.num_env_runners at most {limit}, or set resources.num_cpus to advertise more CPUs "
+            f"anyway, or run on a cluster (RAY_ADDRESS, scripts/submit.py)")
+
+
 def check_resources(needed: dict, available: dict, resources: dict) -> None:
     """Fails when one trial needs more CPUs or GPUs than the cluster has (`needed` and `available` map "CPU" and
     "GPU" to counts; `resources` is the run config's section), unless `resources.autoscaling` says that the cluster

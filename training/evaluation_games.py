@@ -4,20 +4,16 @@ agent, the scripted bot) on both sides, with the training randomization off; the
 the run (counted over all evaluations) is written as a replay to ``<trial dir>/replays/`` (moba/env/replay_file.py;
 ``python -m app.replay`` plays it, ``scripts/report.py`` links it).
 """
-
 from __future__ import annotations
 
 import os
 
 from moba.env.moba_env import MobaEnv
 from moba.env.replay_file import ReplayWriter
-from moba.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
+from moba.game.teams import enemy_side, side_of_game
 from policies.agents import by_name as agents
 from policies.agents.module_agent import ModuleAgent
-from policies.league.ratings import LIMIT_POINTS, WIN, game_score, team_margin
-
-
-
+from policies.league.series import play_series, summarize_series
 
 
 # the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
@@ -27,19 +23,16 @@ EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset", "e
 
 EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 SEED_STRIDE = 1000  # the evaluation after iteration i plays games with seeds SEED_STRIDE * i + g
-
-
 REPLAY_DIR = "replays"  # in the trial directory
-
-
 AGENT_NAME = "main"  # the module's name in the replays' headers
 
 
 def evaluate_module(module, env_config: dict, opponents, games: int, seed: int = 0, explore: bool = True,
                     replays=None) -> dict:
     """Plays `games` games of the module (actions sampled as in training, or the most likely ones with
-    explore=False) against each opponent agent name, alternating sides; `replays(opponent, game)`, if given, is the
-    path to write that game's replay to, or None. Per opponent:
+    explore=False) against each opponent agent name, a series (policies/league/series.py: sides alternating, game g
+    seeded seed + g, the opponent made with that seed); `replays(opponent, game)`, if given, is the path to write that
+    game's replay to, or None. Per opponent:
     win and draw rates, game minutes, the reward margin (the module team's summed raw reward minus the opponent's,
     per game), the points win rate (games won outright, or drawn at the time limit with the higher raw return: capped
     games are rarely won outright by a young policy) and the buildings (towers, barracks, shrines) each side
@@ -47,37 +40,24 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
     env = MobaEnv({**env_config, "evaluation": True})
     out = {}
     for name in opponents:
-        wins = draws = points = 0
-        minutes = margin = buildings = lost = 0.0
-        for g in range(games):
-            me, other = ModuleAgent(module, explore=explore), agents.make_agent(name, seed + g)
-            side = side_of_game(g)
-            enemy = enemy_side(side)
+        def watch(g, players, name=name):
             replay = replays and replays(name, g)
-            writer = replay and ReplayWriter(replay, {side: AGENT_NAME, enemy: name}, seed + g,
-                                             players={side: me, enemy: other})
-            s = agents.play_game(env, *((me, other) if side == TEAM_NAMES[0] else (other, me)), seed=seed + g,
-                                 on_step=writer.on_step if writer else None)
-            wins += s["winner"] == side
-            draws += s["winner"] == NO_WINNER
-            minutes += s["game_time_s"] / 60.0
-            game_margin = team_margin(side, s["raw_return"])
-            margin += game_margin
-            points += game_score(side, s["winner"], game_margin, LIMIT_POINTS) == WIN
-            buildings += _buildings(s["destroyed_by"][side])
-            lost += _buildings(s["destroyed_by"][enemy])
-        out[f"win_rate_vs_{name}"] = wins / games
-        out[f"draw_rate_vs_{name}"] = draws / games
-        out[f"points_win_rate_vs_{name}"] = points / games
-        out[f"game_minutes_vs_{name}"] = minutes / games
-        out[f"reward_margin_vs_{name}"] = margin / games
-        out[f"buildings_vs_{name}"] = buildings / games
-        out[f"buildings_lost_vs_{name}"] = lost / games
+            if not replay:
+                return None
+            side = side_of_game(g)
+            return ReplayWriter(replay, {side: AGENT_NAME, enemy_side(side): name}, seed + g, players=players).on_step
+
+        records = play_series(env, lambda g: ModuleAgent(module, explore=explore),
+                              lambda g, name=name: agents.make_agent(name, seed + g), games, seed, watch)
+        r = summarize_series(records)
+        out[f"win_rate_vs_{name}"] = r["outright_win_rate"]
+        out[f"draw_rate_vs_{name}"] = r["draw_rate"]
+        out[f"points_win_rate_vs_{name}"] = r["points_win_rate"]
+        out[f"game_minutes_vs_{name}"] = r["game_minutes"]
+        out[f"reward_margin_vs_{name}"] = r["reward_margin"]
+        out[f"buildings_vs_{name}"] = r["buildings"]
+        out[f"buildings_lost_vs_{name}"] = r["buildings_lost"]
     return out
-
-
-def _buildings(stats: dict) -> int:
-    return stats["towers"] + stats["barracks"] + stats["shrines"]
 
 
 def replay_paths(directory: str, iteration: int, evaluation: int, opponents, games: int, every: int):

@@ -54,9 +54,15 @@ def quiet_ray_env() -> None:
     - the forwarded worker lines of NOISE_LINES are skipped (Ray's documented RAY_DEDUP_LOGS_SKIP_REGEX);
     - Tune's console reporter is the legacy one, which is silent at verbosity 0 (the new one prints an experiment
       banner and a TensorBoard hint into Ray's temporary files even then): the run prints its own progress lines;
-    - a local Ray instance starts with token authentication, as Ray's default does, without warning about it."""
+    - a local Ray instance starts with token authentication, as Ray's default does, without warning about it;
+    - Tune does not warn that "Experiment state snapshotting has been triggered multiple times": app.train forces that
+      snapshot after every trial checkpoint on purpose (``save_experiment_state_at_every_checkpoint``: ``--resume``
+      after a killed driver continues from the latest checkpoint), so the warning, which advises against exactly
+      that, would print at every checkpoint of the run and of every sweep trial (Tune's documented switch,
+      TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S=0)."""
     os.environ.setdefault("RAY_DEDUP_LOGS_SKIP_REGEX", "|".join(re.escape(line) for line in NOISE_LINES))
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+    os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
     if not os.environ.get("RAY_ADDRESS"):
         os.environ.setdefault("RAY_AUTH_MODE", "token")
 

@@ -32,12 +32,13 @@ AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent, "noop": NoopAgent,
           **{name: partial(ScriptedAgent, handicap=h) for name, h in {**LADDER_HANDICAPS, **WARMUP_HANDICAPS}.items()}}
 
 
-def make_agent(name: str, seed: int = 0):
-    """The agent called `name` (one of AGENTS), seeded with `seed`."""
-    try:
-        return AGENTS[name](seed=seed)
-    except KeyError:
-        raise ValueError(f"agent {name!r} unknown; allowed: {sorted(AGENTS)}") from None
+def make_agent(name: str, seed: int = 0, flag: str = "agent"):
+    """The agent called `name` (one of AGENTS), seeded with `seed`; an unknown name is a ValueError naming `flag`
+    (the option or key it came from) and the allowed names. A tool that also takes checkpoints parses its agent
+    with policies.league.references.agent_path."""
+    if name not in AGENTS:
+        raise ValueError(f"{flag} {name!r}: unknown agent; allowed: {sorted(AGENTS)}")
+    return AGENTS[name](seed=seed)
 
 
 def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:

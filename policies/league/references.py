@@ -19,18 +19,21 @@ one where they are decided on points. ``time_limit_s`` records the rating games'
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
+import logging
 import os
 import time
 
 from moba.env.moba_env import MobaEnv
 from moba.env.observation import groups_of_space
-from moba.game.teams import DEFAULT_TIME_LIMIT_S, TEAM_NAMES, side_of_game
-from policies.agents.by_name import AGENTS, make_agent, play_game
+from moba.game.teams import DEFAULT_TIME_LIMIT_S, NO_WINNER, TEAM_NAMES, side_of_game
+from policies.agents.by_name import AGENTS, make_agent
 from policies.agents.ladder import LADDER
 from policies.agents.module_agent import ModuleAgent
 from policies.league import ratings as R
+from policies.league.series import play_series, play_series_game, series_score
 from policies.model.module_ids import module_checkpoint_dir
 
 CHECKPOINT_KIND = "checkpoint"
@@ -78,42 +81,87 @@ def reference_ratings(refs: dict) -> dict:
 
 
 # ---- agents and games ------------------------------------------------------------------------------------------------
-def load_module(path: str):
-    """The "main" RLModule of an algorithm checkpoint, or an RLModule checkpoint directory."""
-    from ray.rllib.core.rl_module.rl_module import RLModule
+MODEL_PREFIX = "model:"  # an agent named "model:PATH" is the module checkpoint at PATH (a bare path works too)
+AGENT_SPEC_HELP = (f"{MODEL_PREFIX}PATH or PATH of a checkpoint: a run's checkpoint_NNNNNN directory, an RLModule "
+                   f"checkpoint directory (python -m app.pretrain --out) or a shipped model (models/NAME)")
+
+
+# RLlib's own RLModule.__init__ builds the deprecated RLModuleConfig and logs that deprecation for every module it
+# builds, whatever its caller passes (training/ray_output.py drops the same record in a run's processes)
+MODULE_CONFIG_DEPRECATION = ("ray._common.deprecation",
+                             "DeprecationWarning: `RLModule(config=[RLModuleConfig object])`")
+
+
+class _DropModuleConfigDeprecation(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(MODULE_CONFIG_DEPRECATION[1])
+
+
+@contextlib.contextmanager
+def quiet_module_config_warning():
+    """Drops RLlib's RLModuleConfig deprecation record while a module is built (nothing of this project's to
+    change: RLModule.__init__ makes that config itself); every other record passes."""
+    logger = logging.getLogger(MODULE_CONFIG_DEPRECATION[0])
+    drop = _DropModuleConfigDeprecation()
+    logger.addFilter(drop)
+    try:
+        yield
+    finally:
+        logger.removeFilter(drop)
+
+
+def checkpoint_module_dir(path: str) -> str | None:
+    """The RLModule checkpoint directory of a checkpoint at `path` (an algorithm checkpoint's "main", or `path`
+    itself), or None when `path` is neither."""
     for candidate in (module_checkpoint_dir(path), path):
         if os.path.isfile(os.path.join(candidate, "class_and_ctor_args.pkl")):
-            return RLModule.from_checkpoint(os.path.abspath(candidate))
-    raise ValueError(f"checkpoint {path!r}: neither an algorithm checkpoint (with {module_checkpoint_dir('')}) "
-                     f"nor an RLModule checkpoint directory")
+            return candidate
+    return None
 
 
-MODEL_PREFIX = "model:"  # an agent named "model:PATH" is the module checkpoint at PATH (a bare path works too)
-
-
-def agent_path(name: str) -> str | None:
-    """The checkpoint path an agent name stands for ("model:PATH" or PATH), None for a name of AGENTS; a name that
-    is neither is a ValueError naming what is allowed."""
-    if name in AGENTS:
+def agent_path(spec: str, flag: str = "agent", names: bool = True) -> str | None:
+    """The parser of an agent spec, for every tool that takes one: None for an agent name of
+    policies.agents.by_name.AGENTS, the checkpoint path for "model:PATH" or PATH. Anything else is a ValueError that
+    names `flag` (the option or config key) and lists what is allowed. names=False: only checkpoints are allowed."""
+    if names and spec in AGENTS:
         return None
-    path = name[len(MODEL_PREFIX):] if name.startswith(MODEL_PREFIX) else name
+    path = spec[len(MODEL_PREFIX):] if spec.startswith(MODEL_PREFIX) else spec
+    if path and checkpoint_module_dir(path) is not None:
+        return path
     if not os.path.exists(path):
-        raise ValueError(f"agent {name!r}: neither an agent name (one of {sorted(AGENTS)}) nor a checkpoint path "
-                         f"({MODEL_PREFIX}PATH or PATH)")
-    return path
+        why = f" ({path!r} does not exist)" if spec.startswith(MODEL_PREFIX) or os.sep in path else ""
+    else:
+        why = (f" ({path!r} is neither an algorithm checkpoint, with {module_checkpoint_dir('')}, nor an RLModule "
+               f"checkpoint directory)")
+    allowed = (f"an agent name (one of {sorted(AGENTS)}) or {AGENT_SPEC_HELP}" if names else AGENT_SPEC_HELP)
+    raise ValueError(f"{flag} {spec!r}: unknown{why}; allowed: {allowed}")
 
 
-def agent_maker(name: str, explore: bool = True, env=None):
+def checkpoint_path(spec: str, flag: str = "checkpoint") -> str:
+    """agent_path for the options that take a checkpoint only ("model:PATH" or PATH)."""
+    return agent_path(spec, flag, names=False)
+
+
+def load_module(spec: str, flag: str = "checkpoint"):
+    """The "main" RLModule of an algorithm checkpoint, or an RLModule checkpoint directory; `spec` is a path or
+    "model:PATH" (checkpoint_path; a ValueError names `flag`)."""
+    from ray.rllib.core.rl_module.rl_module import RLModule
+    path = checkpoint_path(spec, flag)
+    with quiet_module_config_warning():
+        return RLModule.from_checkpoint(os.path.abspath(checkpoint_module_dir(path)))
+
+
+def agent_maker(name: str, explore: bool = True, env=None, flag: str = "agent"):
     """A function seed -> a fresh agent: one of policies.agents.by_name.AGENTS by name, or a ModuleAgent of the
-    checkpoint
-    at path `name` ("model:PATH" or PATH; loaded once; explore: sample its actions as in training; False: the most
-    likely ones). With `env` (a MobaEnv), a checkpoint trained on another game (mode, max_units) is a ValueError."""
-    path = agent_path(name)
+    checkpoint at "model:PATH" or PATH (agent_path; loaded once; explore: sample its actions as in training; False:
+    the most likely ones). With `env` (a MobaEnv), a checkpoint trained on another game (mode, max_units) is a
+    ValueError."""
+    path = agent_path(name, flag)
     if path is None:
         return lambda seed: make_agent(name, seed)
-    module = load_module(path)
+    module = load_module(path, flag)
     if env is not None and module.observation_space != env.observation_spaces[env.possible_agents[0]]:
-        raise ValueError(f"checkpoint {name!r} was trained on another game: its observation space is not that of "
+        raise ValueError(f"{flag} {name!r} was trained on another game: its observation space is not that of "
                          f"mode {env.cfg.mode!r} with max_units {env.cfg.max_units} (play it in its own mode)")
     return lambda seed: ModuleAgent(module, explore=explore)
 
@@ -134,10 +182,20 @@ def play_rated_game(mode: str, agent_a, agent_b, a_side: str, seed: int, time_li
     `on_step(env)` runs after every step; `env`: more env config keys (the observation groups of a surgered model)."""
     if a_side not in TEAM_NAMES:
         raise ValueError(f"a_side must be one of {list(TEAM_NAMES)}, got {a_side!r}")
-    env = MobaEnv({**(env or {}), "mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
-    radiant, dire = (agent_a, agent_b) if a_side == TEAM_NAMES[0] else (agent_b, agent_a)
-    s = play_game(env, radiant, dire, seed=seed, on_step=on_step)
-    return R.game_score(a_side, s["winner"], R.team_margin(a_side, s["raw_return"]), time_limit_outcome)
+    return series_score(play_rated_record(mode, agent_a, agent_b, a_side, seed, time_limit_s, on_step, env),
+                        time_limit_outcome)
+
+
+def play_rated_record(mode: str, agent_a, agent_b, a_side: str, seed: int, time_limit_s: float, on_step=None,
+                      env: dict | None = None) -> dict:
+    """play_rated_game's game record (policies/league/series.py), agent a's."""
+    return play_series_game(rated_game_env(mode, seed, time_limit_s, env), agent_a, agent_b, a_side, seed,
+                            on_step=on_step)
+
+
+def rated_game_env(mode: str, seed: int, time_limit_s: float, env: dict | None = None) -> MobaEnv:
+    """The env of rated games: evaluation mode (no randomization), the time limit, more env config keys `env`."""
+    return MobaEnv({**(env or {}), "mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
 
 
 # ---- rating ----------------------------------------------------------------------------------------------------------
@@ -149,12 +207,11 @@ def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int =
     if R.ANCHOR_AGENT not in names:
         raise ValueError(f"the reference pool needs the {R.ANCHOR_AGENT!r} agent (it anchors mu = 0)")
     results = []
+    game_env = rated_game_env(refs["mode"], seed, time_limit_s)  # a seeded game is decided by its seed alone
     for a, b in itertools.combinations(names, 2):
-        for g in range(games):
-            agents = [make_reference_agent(n, refs["agents"][n], seed + g) for n in (a, b)]
-            s = play_rated_game(refs["mode"], agents[0], agents[1], side_of_game(g), seed + g, time_limit_s,
-                                time_limit_outcome=time_limit_outcome)
-            results.append((a, b, s))
+        series = play_series(game_env, lambda g, a=a: make_reference_agent(a, refs["agents"][a], seed + g),
+                             lambda g, b=b: make_reference_agent(b, refs["agents"][b], seed + g), games, seed)
+        results += [(a, b, series_score(r, time_limit_outcome)) for r in series]
         wins = sum(s for x, y, s in results if (x, y) == (a, b))
         log(f"{a} vs {b}: {wins:.1f}/{games} for {a}")
     rated = R.rate_references(results)
@@ -209,11 +266,11 @@ class VersionRater:
             counts[name] = counts.get(name, 0) + 1
             side = side_of_game(g)
             opponent = make_reference_agent(name, self.specs[name], seed + g)
-            score = play_rated_game(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step=on_step,
-                                    time_limit_outcome=self.time_limit_outcome, env=env)
+            record = play_rated_record(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step, env)
+            score = series_score(record, self.time_limit_outcome)
             rating = R.update_against_reference(rating, self.pool[name], score)
             rows.append({"game": g, "reference": name, "reference_mu": self.pool[name].mu, "side": side,
-                         "score": score, "mu": rating.mu, "sigma": rating.sigma})
+                         "winner": record["winner"], "score": score, "mu": rating.mu, "sigma": rating.sigma})
             if log is not None:
                 log(rows[-1])
         self.ratings[version] = rating
@@ -224,11 +281,16 @@ class VersionRater:
 
 
 def summary_table(rows, refs):
-    """Games, wins, draws and win rate per reference, with the reference's rating (a pandas DataFrame)."""
+    """Per reference: games, outright wins (its ancient destroyed), draws (stopped by the time limit) and losses, the
+    win rate (outright wins per game), the mean score TrueSkill saw (a draw counts 0.5; under the "points" rule a
+    capped game counts as won or lost by the raw returns), and the reference's rating (a pandas DataFrame)."""
     import pandas as pd
     df = pd.DataFrame(rows)
-    t = df.groupby("reference").agg(games=("score", "size"), wins=("score", lambda s: int((s == R.WIN).sum())),
-                                    draws=("score", lambda s: int((s == R.DRAW).sum())), win_rate=("score", "mean"))
+    won, drawn = df["winner"] == df["side"], df["winner"] == NO_WINNER
+    df = df.assign(won=won.astype(int), drawn=drawn.astype(int), lost=(~won & ~drawn).astype(int))
+    t = df.groupby("reference").agg(games=("score", "size"), wins=("won", "sum"), draws=("drawn", "sum"),
+                                    losses=("lost", "sum"), score=("score", "mean"))
+    t.insert(4, "win_rate", t["wins"] / t["games"])
     t["reference_mu"] = [refs["agents"][n]["mu"] for n in t.index]
     t["reference_sigma"] = [refs["agents"][n]["sigma"] for n in t.index]
     return t

@@ -17,6 +17,7 @@ import os
 import sys
 
 from moba.env.replay_file import ReplayError, read_replay
+from training.cli import print_error
 
 VIEWER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "viewer")
 
@@ -64,8 +65,7 @@ def main(argv=None) -> int:
     try:
         out = write_page(*read_replay(args.replay), args.out or page_path(args.replay))
     except ReplayError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return print_error(e)
     print(f"replay page written to {out} (open it in a browser)")
     print(json.dumps({"page": out}))
     return 0

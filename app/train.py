@@ -23,7 +23,7 @@ from training import ray_output
 ray_output.quiet_ray_env()  # before anything imports Ray: it reads some of these settings at import
 
 from training import cluster_checks, run_config, run_storage  # noqa: E402
-from training.cli import user_errors  # noqa: E402
+from training.cli import print_error, user_errors  # noqa: E402
 from training.algorithm import ENV_NAME, build_algo_config, make_training_env, param_space  # noqa: E402
 from training.progress import ProgressCallback, progress_row  # noqa: E402
 from callbacks import run_callbacks  # noqa: E402
@@ -102,8 +102,7 @@ def main(argv=None) -> int:
         cluster_checks.check_local_resources(cfg["resources"], os.cpu_count() or 1)
     run_dir = run_storage.join(storage, cfg["name"])
     if args.resume and not tune.Tuner.can_restore(run_dir):
-        print(f"error: --resume: no run to continue in {run_dir}", file=sys.stderr)
-        return 2
+        return print_error(f"--resume: no run to continue in {run_dir}")
     stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
             for k, v in cfg["stop"].items()}
     if args.resume and stop_rule_met(last_results(run_dir), stop):
@@ -125,9 +124,8 @@ def main(argv=None) -> int:
         try:
             ray.init()
         except (ConnectionError, RuntimeError, ValueError) as e:
-            print(f"error: RAY_ADDRESS={address!r}: cannot connect ({type(e).__name__}: {e}); "
-                  f"{cluster_checks.ADDRESS_HELP}", file=sys.stderr)
-            return 2
+            return print_error(f"RAY_ADDRESS={address!r}: cannot connect ({type(e).__name__}: {e}); "
+                               f"{cluster_checks.ADDRESS_HELP}")
     else:
         ray.init(num_cpus=local_num_cpus(cfg["resources"]), include_dashboard=False, logging_level=logging.WARNING,
                  runtime_env=ray_output.worker_runtime_env())

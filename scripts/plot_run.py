@@ -25,6 +25,8 @@ import sys
 
 import pandas as pd
 
+from training.cli import print_error
+
 
 def whole_numbers(*axes_of):
     """Ticks at whole numbers only on these axes (iterations and versions: a tick at 2.5 means nothing)."""
@@ -196,8 +198,7 @@ def main(argv=None) -> int:
     os.makedirs(out, exist_ok=True)
     error = run_dir_error(args.run_dir)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return print_error(error)
     metrics_path = os.path.join(args.run_dir, "metrics.csv")
     written = {}
     metrics = pd.read_csv(metrics_path)

@@ -13,24 +13,20 @@ with the replay pages beside it. The last line printed is JSON naming what was w
 """
 from __future__ import annotations
 
+import base64
+import glob
+import html
+import io
+import json
+import numbers
 import os
+import re
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-if _REPO not in sys.path:
-    sys.path.insert(0, _REPO)
+import pandas as pd
 
-import base64  # noqa: E402
-import glob  # noqa: E402
-import html  # noqa: E402
-import io  # noqa: E402
-import json  # noqa: E402
-import numbers  # noqa: E402
-import re  # noqa: E402
-
-import pandas as pd  # noqa: E402
-
-from scripts import plot_run  # noqa: E402
+from scripts import plot_run
+from training.cli import print_error
 
 TRIAL_DIR = re.compile(r"\w+?_([0-9a-f]{5}_\d{5})_\d+_.*")  # Tune's <trainable>_<trial id>_<index>_<params/date>
 STYLE = """
@@ -229,8 +225,7 @@ def main(argv=None) -> int:
     args = plot_run.run_arguments(__doc__, "the page to write (default: <run_dir>/report.html)").parse_args(argv)
     error = plot_run.run_dir_error(args.run_dir)
     if error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return print_error(error)
     written = report(args.run_dir, args.out or os.path.join(args.run_dir, "report.html"), args.references)
     print(f"report written to {written['report']} ({len(written['replays'])} replay pages beside it)")
     print(json.dumps(written))

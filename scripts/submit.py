@@ -31,7 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 from moba.game import numba_cache  # noqa: E402
 from training import cluster_checks, run_config  # noqa: E402
 from training import run_storage  # noqa: E402
-from training.cli import user_errors  # noqa: E402
+from training.cli import print_error, user_errors  # noqa: E402
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 # not uploaded with the working directory (Ray's limit is 512 MiB; results stay where they are)
@@ -73,17 +73,14 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     config = os.path.relpath(os.path.abspath(args.config), ROOT)
     if config.startswith(".."):
-        print(f"error: --config {args.config!r} is outside the repository {ROOT}: the job runs in a copy of it",
-              file=sys.stderr)
-        return 2
+        return print_error(f"--config {args.config!r} is outside the repository {ROOT}: the job runs in a copy of it")
     sets = list(args.set) + ([f"storage_path={args.storage_path}"] if args.storage_path else [])
     cfg = run_config.load(os.path.join(ROOT, config), sets)
     storage = run_storage.absolute(cfg["storage_path"])
     url = urlparse(args.address)
     if url.scheme not in ("http", "https") or not url.hostname:
-        print(f"error: --address {args.address!r}: expected the dashboard's http://HOST:PORT "
-              f"(e.g. {DEFAULT_ADDRESS})", file=sys.stderr)
-        return 2
+        return print_error(f"--address {args.address!r}: expected the dashboard's http://HOST:PORT "
+                           f"(e.g. {DEFAULT_ADDRESS})")
     try:  # fail fast, not after ray's own retries
         cluster_checks.check_ray_address(f"{url.hostname}:{url.port or 80}")
     except ValueError as e:

@@ -102,8 +102,10 @@ def card_markdown(card: dict) -> str:
     t = card.get("training", {})
     lines += ["", "## Training", ""]
     if t:
-        lines.append(f"- run: `{t.get('run_dir')}`; {t.get('iterations')} iterations, {t.get('env_steps', 0):,.0f} env "
-                     f"steps, {t.get('training_seconds', 0) / 60:.0f} minutes of training")
+        run = os.path.basename(os.path.normpath(t["run_dir"])) if t.get("run_dir") else None
+        lines.append(f"- run: `{run}` (a directory of the training machine, not in the repository); "
+                     f"{t.get('iterations')} iterations, {t.get('env_steps', 0):,.0f} env steps, "
+                     f"{t.get('training_seconds', 0) / 60:.0f} minutes of training")
     lines.append(f"- hardware: {card['hardware']}")
     if card.get("notes"):
         lines.append(f"- {card['notes']}")

@@ -13,7 +13,6 @@ the restored one, while Adam's moments of the new parameters and the observation
 checkpoint is restored (``--resume`` continues where the schedules were) and when env runners are recreated (their
 team spirit and new-action share are set again). The values used by each iteration are logged in ``result["schedule"]``.
 """
-
 from __future__ import annotations
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
@@ -24,13 +23,12 @@ from policies.learning.kickstart import kickstart_on
 from training.schedules import ENV_SCHEDULED, LR_HOLD_KEY, SCHEDULES_KEY, schedule_values, set_on_envs
 
 
-def _set_runner_values(vals: dict, learner_config: dict):
+def _set_runner_values(vals: dict):
     """A function of an env runner that sets the runner-side scheduled values: those of its envs (ENV_SCHEDULED)
     and whether the kickstart's agent teacher labels "main"'s steps (the batched env runner; only while the
-    kickstart loss is on: its schedule, or the floor of its weight on the parameter heads, ppo.kickstart_params_floor,
-    above 0); `learner_config`: the algorithm's learner_config_dict."""
+    kickstart loss is on)."""
     items = [(method, vals[name]) for name, method in ENV_SCHEDULED.items() if name in vals]
-    labels_on = kickstart_on(vals.get("kickstart_coeff", 0.0), learner_config.get("kickstart_params_floor", 0.0))
+    labels_on = kickstart_on(vals.get("kickstart_coeff", 0.0))
 
     def apply(env_runner):
         if hasattr(env_runner, "set_teacher_labels"):
@@ -48,7 +46,7 @@ class ScheduleCallback(RLlibCallback):
         learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma", "kickstart_coeff") if k in vals}
         if learner_vals:
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_schedule_values(learner_vals))
-        algorithm.env_runner_group.foreach_env_runner(_set_runner_values(vals, cfg), local_env_runner=True)
+        algorithm.env_runner_group.foreach_env_runner(_set_runner_values(vals), local_env_runner=True)
         algorithm._five_schedule_values = vals
         return vals
 
@@ -65,8 +63,8 @@ class ScheduleCallback(RLlibCallback):
                                  **kwargs):
         vals = getattr(algorithm, "_five_schedule_values", None) or self._apply(algorithm, algorithm.iteration)
         if not is_evaluation:
-            env_runner_group.foreach_env_runner(_set_runner_values(vals, algorithm.config.learner_config_dict),
-                                                remote_worker_ids=env_runner_indices, local_env_runner=False)
+            env_runner_group.foreach_env_runner(_set_runner_values(vals), remote_worker_ids=env_runner_indices,
+                                                local_env_runner=False)
 
     @override(RLlibCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):

@@ -5,6 +5,10 @@ chosen by measurement."""
 from __future__ import annotations
 
 import copy
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -166,3 +170,80 @@ def test_sampling_ahead_returns_the_batch_sampled_while_the_learner_trained(ray_
     assert sum(e.id_ in ends for e in second) == len(ends)
     runner.stop()
     assert runner._ahead is None
+
+
+# ---- the loss, pinned ------------------------------------------------------------------------------------------------
+# the loss of each minibatch of one update (2 epochs of 5 minibatches on a fixed sample). Computed with the learner as
+# it was before its loss became a sum of named terms; the refactor reproduced every value bit for bit (the kickstart
+# cases: after the per-head split of the kickstart loss was removed, which moved them by ~1e-7)
+PINNED_LOSSES = {
+    "default": [-0.07411649823188782, -0.01284324936568737, -0.005038886796683073, -0.7933763265609741,
+                1.5804522037506104, -0.07765532284975052, -0.015915734693408012, -0.005813360679894686,
+                -0.8623543381690979, 1.5303022861480713],
+    "dual_clip_kl_heads": [4.223245143890381, 2.2163326740264893, 1.758827567100525, 0.4004010260105133,
+                           1.174316167831421, 4.096107006072998, 2.1055545806884766, 1.637388825416565,
+                           0.37347090244293213, 1.189170241355896],
+    "agent_teacher": [5.493270397186279, 7.166586399078369, 4.976558208465576, 5.169497966766357, 5.653136253356934,
+                      5.212695121765137, 7.042885780334473, 4.8646626472473145, 4.975439071655273, 5.538464069366455],
+    "module_teacher": [3.471940755844116, 3.193042278289795, 0.7465059161186218, 1.6912304162979126, 2.348883867263794,
+                       3.408468723297119, 3.138118028640747, 0.6826739311218262, 1.6554059982299805,
+                       2.3232638835906982],
+}
+
+
+def pinned_case_losses(tmp: str) -> dict:
+    """Each pinned case's minibatch losses (update_losses), the module teacher saved under `tmp`."""
+    from test_kickstart import saved_module
+    saved_module(os.path.join(tmp, "teacher"), tiny_smoke(), seed=3)
+    one_thread = {"resources__learner_threads": 1}  # a fixed thread count: the same sums in the same order
+    configs = {
+        "default": tiny_smoke(**one_thread),
+        "dual_clip_kl_heads": tiny_smoke(ppo__dual_clip=3.0, ppo__use_kl_loss=True, ppo__entropy_bonus="heads",
+                                         ppo__aux_win_coeff=0.05, **one_thread),
+        "agent_teacher": tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff=0.7, **one_thread),
+        "module_teacher": tiny_smoke(init__teacher=os.path.join(tmp, "teacher"), schedules__kickstart_coeff=0.5,
+                                     **one_thread),
+    }
+    return {name: update_losses(cfg) for name, cfg in configs.items()}
+
+
+def update_losses(cfg) -> list[float]:
+    """The loss of each minibatch of one learner update (64 sampled steps, minibatches of 32, 2 epochs), every
+    random draw seeded."""
+    torch.manual_seed(0)
+    np.random.seed(0)
+    runner, learner = runner_and_learner(cfg)
+    kickstart_coeff = cfg["schedules"]["kickstart_coeff"]["points"][0][1]
+    if kickstart_coeff > 0:  # what the schedule callback sets
+        learner.set_schedule_values({"kickstart_coeff": kickstart_coeff})
+        runner.set_teacher_labels(True)
+    torch.manual_seed(1)
+    episodes = runner.sample(num_timesteps=64, explore=True)
+    losses, compute_losses = [], learner.compute_losses
+
+    def recording(**kwargs):
+        out = compute_losses(**kwargs)
+        losses.append(out["main"].item())
+        return out
+    learner.compute_losses = recording
+    np.random.seed(2)
+    torch.manual_seed(2)
+    learner.update(episodes=episodes, minibatch_size=32, num_epochs=2)
+    return losses
+
+
+def test_the_loss_of_fixed_minibatches_is_pinned(tmp_path):
+    """In a fresh interpreter with PYTHONHASHSEED=0: a training env's seed mixes in how many envs its process built
+    before, and the sampled rewards vary with Python's string hashing."""
+    tests = os.path.dirname(os.path.abspath(__file__))
+    code = (f"import json, sys; sys.path[:0] = [{tests!r}, {os.path.dirname(tests)!r}]\n"
+            f"from test_five_learner import pinned_case_losses\n"
+            f"print('LOSSES ' + json.dumps(pinned_case_losses({str(tmp_path)!r})))\n")
+    p = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "PYTHONHASHSEED": "0"})
+    lines = [line for line in p.stdout.splitlines() if line.startswith("LOSSES ")]
+    assert p.returncode == 0 and lines, p.stdout[-2000:] + p.stderr[-4000:]
+    losses = json.loads(lines[-1][len("LOSSES "):])
+    assert set(losses) == set(PINNED_LOSSES)
+    for name, want in PINNED_LOSSES.items():
+        assert losses[name] == pytest.approx(want, rel=1e-4, abs=1e-6), name

@@ -103,6 +103,7 @@ def test_class_weights_favour_rare_primary_actions_up_to_the_cap():
     w = bc.class_weights([t], power=0.5, cap=5.0)
     assert w[0] == 1.0 and w[A_ATTACK] == 5.0 and w[A_MOVE] == 1.0  # sqrt(99) capped at 5; absent: 1
     assert bc.class_weights([t], power=0.0)[A_ATTACK] == 1.0
+    assert bc.class_weights([t], power=1.0)[A_ATTACK] == bc.MAX_CLASS_WEIGHT  # 99, capped at 20 by default
 
 
 def test_value_targets_are_discounted_returns_masked_before_a_time_limit():

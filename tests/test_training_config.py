@@ -197,13 +197,13 @@ def test_a_sweep_of_a_learner_ppo_key_becomes_a_grid_search_of_the_learners_conf
 
     from training.algorithm import param_space
     raw = smoke_raw()
-    raw["sweep"] = {"ppo.kickstart_class_weight_power": [0.5, 0.0]}
+    raw["sweep"] = {"ppo.aux_win_coeff": [0.05, 0.0]}
     cfg = run_config.validate(raw)
-    algo_config = PPOConfig().training(learner_config_dict={"kickstart_class_weight_power": 0.0, "schedules": {}})
+    algo_config = PPOConfig().training(learner_config_dict={"aux_win_coeff": 0.01, "schedules": {}})
     space = param_space(cfg, algo_config)
-    assert space["learner_config_dict"]["kickstart_class_weight_power"] == {"grid_search": [0.5, 0.0]}
-    raw["sweep"] = {"ppo.kickstart_class_weight_power": [-1.0]}
-    assert "'ppo.kickstart_class_weight_power'" in error_of(raw)
+    assert space["learner_config_dict"]["aux_win_coeff"] == {"grid_search": [0.05, 0.0]}
+    raw["sweep"] = {"ppo.dual_clip": [0.5]}
+    assert "'ppo.dual_clip'" in error_of(raw)
 
 
 @pytest.mark.parametrize("key", ["ppo.num_epochs", "reward.zero_sum", "lr"])
@@ -211,7 +211,7 @@ def test_a_key_that_cannot_be_swept_is_refused_naming_the_allowed_ones(key):
     raw = smoke_raw()
     raw["sweep"] = {key: [1, 2]}
     msg = error_of(raw)
-    assert f"'sweep.{key}'" in msg and "schedules.*, env.*" in msg and "ppo.kickstart_class_weight_power" in msg
+    assert f"'sweep.{key}'" in msg and "schedules.*, env.*" in msg and "ppo.entropy_bonus" in msg
 
 
 # ---- load and --set --------------------------------------------------------------------------------------------------
@@ -244,6 +244,25 @@ def test_set_override_errors():
         run_config.load(SMOKE, ["name.first=x"])  # name is not a section
     with pytest.raises(ValueError, match="not found"):
         run_config.load(os.path.join(ROOT, "tune_configs", "no_such_config.yaml"))
+
+
+@pytest.mark.parametrize("text, where, what", [
+    ("name: x\nppo:\n\tnum_epochs: 2\n", "line 3, column 1", "found character '\\t' that cannot start any token"),
+    ("name: x\nppo: {num_epochs: 2\nseed: 1\n", "line 3, column 5",
+     "expected ',' or '}', but got ':' (while parsing a flow mapping that starts at line 2, column 6)"),
+    ("name: x\nsweep:\n  ppo.dual_clip: [3, 4\n", "line 4, column 1", "expected ',' or ']'"),
+])
+def test_broken_yaml_names_the_file_line_and_column(tmp_path, text, where, what):
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError) as e:
+        run_config.load(str(path))
+    assert str(e.value).startswith(f"config file {str(path)!r}: not valid YAML, {where}: ") and what in str(e.value)
+
+
+def test_a_set_value_of_broken_yaml_names_the_override():
+    with pytest.raises(ValueError, match=r"--set 'ppo.dual_clip=\[3': the value is not valid YAML, line 1, column 3"):
+        run_config.load(SMOKE, ["ppo.dual_clip=[3"])
 
 
 def test_set_key_creates_sections_without_touching_the_input_elsewhere():
@@ -434,19 +453,19 @@ def test_the_row_carries_how_far_the_update_moved_the_policy():
 def test_a_csv_with_older_columns_is_rewritten_with_the_new_ones_and_its_rows_kept(tmp_path):
     """A run resumed after an upgrade: its metrics.csv had other columns; the rows keep their values by name."""
     import csv
-    from callbacks import trial_files
+    from training import csv_files
     path = str(tmp_path / "metrics.csv")
     with open(path, "w") as f:
         f.write("iteration,entropy,gone\n1,2.5,x\n2,2.0,y\n")
-    trial_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 3, "grad_norm": 4.0}])
-    trial_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 4, "entropy": 1.0}])
+    csv_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 3, "grad_norm": 4.0}])
+    csv_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 4, "entropy": 1.0}])
     with open(path) as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0]) == ["iteration", "entropy", "grad_norm"]
     assert [(r["iteration"], r["entropy"], r["grad_norm"]) for r in rows] == [
         ("1", "2.5", ""), ("2", "2.0", ""), ("3", "", "4.0"), ("4", "1.0", "")]
     with pytest.raises(ValueError, match="unknown"):  # a key outside the columns is still an error
-        trial_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 5, "unknown": 1}])
+        csv_files.append_csv_rows(path, ["iteration", "entropy", "grad_norm"], [{"iteration": 5, "unknown": 1}])
 
 
 def test_a_wall_clock_deadline_stops_a_run_and_nothing_before_it(monkeypatch):

@@ -60,17 +60,6 @@ PPO_DEFAULTS = {
     "use_kl_loss": False,  # the paper's PPO has no KL penalty
     "dual_clip": None,  # HoK app. G: c = 3 gives dual-clip PPO ("... are set as 0.2 and 3")
     "aux_win_coeff": AUX_WIN_COEFF,  # app. D: the win-probability head trains with a very small weight (0.01)
-    # the kickstart loss from an agent teacher (init.teacher: scripted_3) weights each step by its teacher primary
-    # action's class, (f_max / f_c) ** power (policies/teacher_labels.TeacherClassWeights; behaviour cloning uses 0.5,
-    # policies/pretrain/cloning.py); 0 = every step alike. Measured in 1v1 at 0.5 (README "Learning to win", run 5): the
-    # student copied the rare abilities and items and won fewer games against the full bot (21% vs 30% on points)
-    "kickstart_class_weight_power": 0.0,
-    # the kickstart loss's weight on the parameter heads (delay, target unit, offsets) never goes under this floor
-    # while schedules.kickstart_coeff anneals the primary action's (policies/teacher_labels.head_weights): PPO may
-    # leave the teacher's choice of action, not its aim. 0 = the schedule's weight on every head. Measured in 1v1
-    # (README "Learning to win", runs 15, 16): at 0.5 the offsets held where an annealed student loses them first
-    # (runs 13, 14), but PPO dropped the attacks and the student fell from 25-54% to 4-27% against scripted_3 on points
-    "kickstart_params_floor": 0.0,
     # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
     # parameter head's counted where the sampled primary reads it (policies/model/action_distribution.py): its
     # gradient also
@@ -121,13 +110,20 @@ REWARD_DEFAULTS = {
     "zero_sum": True, "time_decay": True,  # app. G
     "normalize": True,  # Table 2 footnote c: rewards divided by a running std (of the discounted returns)
 }
+# options the results rejected, removed; a config that still sets one is refused with the reason
+REMOVED_KEYS = {
+    "ppo.kickstart_class_weight_power": "the online teacher's loss weighs every step alike: class-weighted, the "
+                                        "student copied the rare actions and won fewer games (README \"Learning to "
+                                        "win\", run 5)",
+    "ppo.kickstart_params_floor": "the kickstart loss has one weight, schedules.kickstart_coeff: kept on the parameter "
+                                  "heads only, PPO dropped the attacks (README \"Learning to win\", runs 15, 16)",
+}
 STALENESS_VALUES = (0, 1)  # ppo.staleness
 ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
 # the ppo keys the learner reads from its config dict (training/algorithm.py), which a sweep can therefore vary per
 # trial
 # (the others are RLlib's own training settings)
-LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "kickstart_class_weight_power", "kickstart_params_floor",
-                    "entropy_bonus", "adam_beta1", "adam_beta2")
+LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "adam_beta1", "adam_beta2")
 ENV_RUNNERS = ("batched", "classic")  # training/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 RESOURCE_DEFAULTS = {
     # how env runners sample: "batched" steps all of a runner's games as one batch (one forward per step for every
@@ -208,7 +204,9 @@ def _check_section(name, given, defaults):
         _bad(name, f"must be a mapping, got {type(given).__name__}")
     unknown = sorted(set(given) - set(defaults))
     if unknown:
-        _bad(f"{name}.{unknown[0]}", f"unknown key; allowed: {sorted(defaults)}")
+        key = f"{name}.{unknown[0]}"
+        _bad(key, f"{'removed: ' + REMOVED_KEYS[key] if key in REMOVED_KEYS else 'unknown key'}; allowed: "
+                  f"{sorted(defaults)}")
     out = dict(defaults)
     for k, v in given.items():
         d = defaults[k]
@@ -276,11 +274,6 @@ def validate(raw: dict) -> dict:
     if ppo["minibatch_size"] > ppo["train_batch_size"]:
         _bad("ppo.minibatch_size", f"must be <= ppo.train_batch_size ({ppo['train_batch_size']}), got "
                                    f"{ppo['minibatch_size']}")
-    if ppo["kickstart_class_weight_power"] < 0:
-        _bad("ppo.kickstart_class_weight_power",
-             f"must be a number >= 0 (0: unweighted), got {ppo['kickstart_class_weight_power']}")
-    if not 0 <= ppo["kickstart_params_floor"] <= 100:
-        _bad("ppo.kickstart_params_floor", f"must be in [0, 100] (0: no floor), got {ppo['kickstart_params_floor']}")
     if ppo["entropy_bonus"] not in ENTROPY_BONUSES:
         _bad("ppo.entropy_bonus", f"must be one of {list(ENTROPY_BONUSES)}, got {ppo['entropy_bonus']!r}")
     if ppo["clip_param"] <= 0:
@@ -329,8 +322,7 @@ def validate(raw: dict) -> dict:
     cfg["evaluation"] = ev
     cfg["league"] = _validate_league(raw.get("league") or {})
     cfg["opponents"] = _validate_opponents(raw.get("opponents") or {}, cfg["league"], cfg["resources"])
-    cfg["init"] = _validate_init(raw.get("init") or {}, cfg["schedules"]["kickstart_coeff"], cfg["resources"],
-                                 ppo["kickstart_params_floor"])
+    cfg["init"] = _validate_init(raw.get("init") or {}, cfg["schedules"]["kickstart_coeff"], cfg["resources"])
     cfg["trueskill"] = _validate_trueskill(raw.get("trueskill") or {}, cfg["env"].get("mode", EnvConfig.mode))
     stop = raw.get("stop") or {"training_iteration": 10}
     if not isinstance(stop, dict) or not stop:
@@ -347,6 +339,8 @@ def validate(raw: dict) -> dict:
         _bad("sweep", "must be a mapping of 'section.key' to a list of values")
     for k, vals in sweep.items():
         section, _, name = str(k).partition(".")
+        if k in REMOVED_KEYS:
+            _bad(f"sweep.{k}", f"removed: {REMOVED_KEYS[k]}")
         if section not in ("schedules", "env", "ppo") or (section == "ppo" and name not in LEARNER_PPO_KEYS):
             _bad(f"sweep.{k}", f"cannot be swept; allowed: schedules.*, env.* and "
                                f"{', '.join('ppo.' + x for x in LEARNER_PPO_KEYS)}")
@@ -440,11 +434,11 @@ def _validate_opponents(given: dict, league: dict, resources: dict) -> dict:
     return opp
 
 
-def _validate_init(given: dict, kickstart: dict, resources: dict, params_floor: float) -> dict:
+def _validate_init(given: dict, kickstart: dict, resources: dict) -> dict:
     from policies.agents.by_name import AGENTS
     from policies.learning.kickstart import kickstart_on
     init = _check_section("init", given, INIT_DEFAULTS)
-    kickstarting = kickstart_on(max(y for _, y in kickstart["points"]), params_floor)  # at any point of the schedule
+    kickstarting = kickstart_on(max(y for _, y in kickstart["points"]))  # at any point of the schedule
     agent = isinstance(init["teacher"], str) and init["teacher"] in AGENTS  # an agent teacher, online
     for k in ("checkpoint",) if agent else ("checkpoint", "teacher"):
         if init[k] is not None and (not isinstance(init[k], str) or not os.path.exists(init[k])):
@@ -477,8 +471,7 @@ def _validate_init(given: dict, kickstart: dict, resources: dict, params_floor: 
     if init["teacher"] is None:
         init["teacher"] = init["checkpoint"]
     if kickstarting and init["teacher"] is None:
-        _bad("schedules.kickstart_coeff", "(or ppo.kickstart_params_floor) is above 0 but there is no teacher: set "
-                                          "init.checkpoint (or init.teacher)")
+        _bad("schedules.kickstart_coeff", "is above 0 but there is no teacher: set init.checkpoint (or init.teacher)")
     if not kickstarting:
         init["teacher"] = None  # no kickstart loss: the learner loads no teacher
     return init
@@ -546,13 +539,31 @@ def load(path: str, overrides: list[str] = ()) -> dict:
     if not os.path.isfile(path):
         raise ValueError(f"config file {path!r} not found")
     with open(path) as f:
-        raw = yaml.safe_load(f) or {}
+        try:
+            raw = yaml.safe_load(f) or {}
+        except yaml.YAMLError as e:
+            raise ValueError(f"config file {path!r}: not valid YAML, {_yaml_error(e)}") from None
     for item in overrides:
         if "=" not in item:
             raise ValueError(f"--set {item!r}: expected key=value, e.g. ppo.num_epochs=2")
         k, v = item.split("=", 1)
-        set_key(raw, k.strip(), _parse_value(v))
+        try:
+            value = _parse_value(v)
+        except yaml.YAMLError as e:
+            raise ValueError(f"--set {item!r}: the value is not valid YAML, {_yaml_error(e)}") from None
+        set_key(raw, k.strip(), value)
     return validate(raw)
+
+
+def _yaml_error(e: yaml.YAMLError) -> str:
+    """Where PyYAML stopped (line and column, from 1), what it found there and what it was reading."""
+    def at(mark):
+        return f"line {mark.line + 1}, column {mark.column + 1}"
+    mark, context, context_mark = (getattr(e, k, None) for k in ("problem_mark", "context", "context_mark"))
+    text = (f"{at(mark)}: " if mark is not None else "") + (getattr(e, "problem", None) or str(e))
+    if context:
+        text += f" ({context}{' that starts at ' + at(context_mark) if context_mark is not None else ''})"
+    return text
 
 
 class RunStopper(Stopper):

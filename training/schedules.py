@@ -13,7 +13,6 @@ the restored one, while Adam's moments of the new parameters and the observation
 checkpoint is restored (``--resume`` continues where the schedules were) and when env runners are recreated (their
 team spirit and new-action share are set again). The values used by each iteration are logged in ``result["schedule"]``.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -23,20 +22,10 @@ import numpy as np
 from moba.game.constants import TICKS_PER_SECOND
 
 
-
-
 SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share")
-
-
 ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share"}  # value -> env method
-
-
 LR_HOLD_KEY = "_five_lr_hold"  # on the algorithm: (first iteration after the restored one, last held, lr)
-
-
 UNITS = ("iterations", "env_steps")
-
-
 SCHEDULES_KEY = "five_schedules"  # where the schedules travel inside config.learner_config_dict
 
 

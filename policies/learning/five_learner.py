@@ -5,6 +5,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - dual-clip PPO (HoK app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
 - the entropy bonus on the whole action's entropy or on each head's (``entropy_bonus``, training/run_config.py);
 - the auxiliary win-probability head (Five app. D), trained with a small weight on the label of eq. 10;
+- the kickstart loss (Schmitt et al. 2018) towards a teacher module or agent (policies/learning/kickstart.py),
+  weighted by the kickstart_coeff schedule;
 - the running observation statistics of the module merge every observation of an update's episodes once, after its
   gradient steps (app. E), so that all minibatches of an update normalize as the env runners did when they acted;
 - GAE uses the values the env runners computed while acting when they recorded them (policies/learning/advantages.py),
@@ -13,14 +15,13 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
 - the opponent pool's and the curriculum's states ride in the learner's state (``league_state``,
   ``curriculum_state``), so that checkpoints carry them;
-- ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient and the
-  GAE discount;
+- ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient, the
+  GAE discount and the kickstart loss's weight;
 - Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
 
 Settings come from ``config.learner_config_dict`` (the ``ppo:`` and ``resources:`` sections of a run config,
-training/run_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``kickstart_class_weight_power``,
-``kickstart_params_floor``, ``entropy_bonus`` ("action" or "heads"), ``adam_beta1``, ``adam_beta2``,
-``learner_threads``.
+training/run_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``entropy_bonus`` ("action" or "heads"),
+``adam_beta1``, ``adam_beta2``, ``learner_threads``.
 """
 from __future__ import annotations
 
@@ -47,8 +48,7 @@ from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import explained_variance
 
 from policies.learning.advantages import RunnerValueGAE
-from policies.learning.kickstart import (TEACHER_ACTION, TeacherClassWeights, agent_teacher, head_weights, kickstart_on,
-                                     primary_and_params, teacher_nll)
+from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, teacher_nll
 from policies.learning.learner_threads import ThreadChooser
 from policies.learning.win_label import WIN_LABEL
 from policies.model.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
@@ -107,6 +107,19 @@ def dual_clip_surrogate(adv, ratio, clip: float, dual_clip: float | None):
     return surrogate
 
 
+class RealSteps:
+    """The real steps of a minibatch: RLlib's loss mask (the LSTM's zero padding left out), all steps without one."""
+
+    def __init__(self, batch):
+        mask = batch.get(Columns.LOSS_MASK)
+        self.mask = torch.ones_like(batch[Columns.ACTION_LOGP], dtype=torch.bool) if mask is None else mask
+        self.count = self.mask.sum().clamp_min(1)
+
+    def mean(self, x: torch.Tensor) -> torch.Tensor:
+        """`x` (one value per step) averaged over the real steps."""
+        return x[self.mask].sum() / self.count
+
+
 class FivePPOLearner(PPOTorchLearner):
     @override(PPOTorchLearner)
     def build(self):
@@ -120,15 +133,10 @@ class FivePPOLearner(PPOTorchLearner):
                 if type(c) is GeneralAdvantageEstimation:
                     pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
         self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
-        # the parameter heads' weight never goes under it (ppo.kickstart_params_floor, teacher_labels.head_weights)
-        self._kickstart_params_floor = float(self.config.learner_config_dict.get("kickstart_params_floor", 0.0))
         self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
         init = self.config.learner_config_dict.get(INIT_KEY) or {}
         # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
         self._teacher_agent = agent_teacher(init)
-        # its steps weighted by the class of the teacher's primary action (ppo.kickstart_class_weight_power)
-        self._teacher_weights = TeacherClassWeights(self.config.learner_config_dict.get("kickstart_class_weight_power",
-                                                                                        0.0))
         teacher = None if self._teacher_agent else init.get("teacher")
         if teacher:
             from policies.league.references import load_module
@@ -264,110 +272,132 @@ class FivePPOLearner(PPOTorchLearner):
                 "gamma": float(gammas[0]) if gammas else None, "kickstart_coeff": self._kickstart_coeff}
 
     # ---- loss --------------------------------------------------------------------------------------------------------
-    def _kickstart_off(self) -> bool:
-        """Whether the kickstart loss has no weight on any head this iteration."""
-        return not kickstart_on(self._kickstart_coeff, self._kickstart_params_floor)
-
-    def _kickstart_loss(self, primary: torch.Tensor, params: torch.Tensor, module_id) -> torch.Tensor:
-        """The kickstart term of the loss from its primary-action and parameter-head parts (KL to the teacher, or
-        -log pi of its action), each with its weight (teacher_labels.head_weights); logs their unweighted sum."""
-        w_primary, w_params = head_weights(self._kickstart_coeff, self._kickstart_params_floor)
-        self.metrics.log_dict({"kickstart_kl": (primary + params).detach(), "kickstart_coeff": self._kickstart_coeff},
-                              key=module_id, window=1)
-        return w_primary * primary + w_params * params
-
     @override(PPOTorchLearner)
     def compute_loss_for_module(self, *, module_id, config, batch, fwd_out):
+        """PPO's loss as CleanRL's ppo.py adds it up: per step the clipped surrogate, the value loss and the entropy
+        bonus, averaged over the real steps; then the KL penalty (ppo.use_kl_loss), the kickstart loss (a teacher)
+        and the win-probability loss (app. D). Each term logs its own metrics."""
         module = self.module[module_id].unwrapped()
-        extra = config.learner_config_dict
-        mask = batch.get(Columns.LOSS_MASK)
-        if mask is None:
-            mask = torch.ones_like(batch[Columns.ACTION_LOGP], dtype=torch.bool)
-        num_valid = mask.sum().clamp_min(1)
+        steps = RealSteps(batch)
+        self._log_batch(module_id, batch, steps)
+        dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
 
-        def masked_mean(x):
-            return x[mask].sum() / num_valid
+        pg_loss = self._policy_loss(module_id, config, batch, dist, steps)
+        v_loss = self._value_loss(module_id, config, batch, fwd_out, module, steps)
+        entropy, entropy_coeff = self._entropy_bonus(module_id, config, dist, steps)
+        ppo = steps.mean(pg_loss + config.vf_loss_coeff * v_loss - entropy_coeff * entropy)  # one mean of the three
+        kl_penalty = self._kl_penalty(module_id, config, batch, dist, module, steps)
+        kickstart = self._kickstart_loss(module_id, batch, dist, module, steps)
+        win_probability = self._win_probability_loss(module_id, config, batch, fwd_out, steps)
+        return ppo + kl_penalty + kickstart + win_probability
 
+    def _log_batch(self, module_id, batch, steps: RealSteps):
+        """The minibatch's staleness (app. M), its real steps and their mean reward."""
         if WEIGHTS_SEQ_NO in batch:
             # app. M staleness: versions between the parameters that acted and those being optimized (RLlib bumps
             # the learner's number when an update starts, so the parameters being optimized are number - 1)
-            age = (self._weights_seq_no - 1 - batch[WEIGHTS_SEQ_NO].double())[mask]
+            age = (self._weights_seq_no - 1 - batch[WEIGHTS_SEQ_NO].double())[steps.mask]
             self.metrics.log_dict({"staleness_mean": age.mean().item(), "staleness_max": age.max().item()},
                                   key=module_id, window=1)
         # eq. 13's numerator: real samples optimized (RLlib's own step count includes the LSTM's padding)
-        self.metrics.log_value((module_id, SAMPLES_OPTIMIZED), int(mask.sum()), reduce="sum")
+        self.metrics.log_value((module_id, SAMPLES_OPTIMIZED), int(steps.mask.sum()), reduce="sum")
+        self.metrics.log_value((module_id, "mean_reward_trained"), steps.mean(batch[Columns.REWARDS]), window=1)
 
-        dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
+    def _policy_loss(self, module_id, config, batch, dist, steps: RealSteps) -> torch.Tensor:
+        """Per step: minus PPO's clipped surrogate (dual-clipped with ppo.dual_clip)."""
         logp = dist.logp(batch[Columns.ACTIONS])
         ratio = torch.exp(logp - batch[Columns.ACTION_LOGP])
-        adv = batch[Postprocessing.ADVANTAGES]
-        surrogate = dual_clip_surrogate(adv, ratio, config.clip_param, extra.get("dual_clip"))
-
-        values = module.compute_values(batch, embeddings=fwd_out.get(Columns.EMBEDDINGS))
-        vf_loss = (values - batch[Postprocessing.VALUE_TARGETS]) ** 2
-        vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
-
-        # the action's entropy, split by head; with ppo.entropy_bonus "heads" the parameter heads' read-probabilities
-        # carry no gradient: the same value, and the bonus no longer pulls the primary toward parameter-reading actions
-        heads = dist.head_entropies(constant_reads=extra.get("entropy_bonus") == "heads")
-        entropy = sum(heads.values())
-        entropy_coeff = self._five_entropy_coeff
-        if entropy_coeff is None:
-            entropy_coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
-
-        total = masked_mean(-surrogate + config.vf_loss_coeff * vf_loss_clipped - entropy_coeff * entropy)
-        if config.use_kl_loss:
-            prev = module.get_exploration_action_dist_cls().from_logits(batch[Columns.ACTION_DIST_INPUTS])
-            kl = masked_mean(prev.kl(dist))
-            total = total + self.curr_kl_coeffs_per_module[module_id] * kl
-        else:
-            kl = torch.zeros((), device=adv.device)
-
-        if self._teacher is not None and self._kickstart_off():  # annealed away: no teacher forward pass
-            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": 0.0}, key=module_id, window=1)
-        elif self._teacher is not None:
-            # kickstarting (Schmitt et al. 2018): KL from the teacher's action distribution to the policy's on the
-            # policy's own states, weighted by the annealed kickstart_coeff. The teacher reads the policy's LSTM state
-            # at each sequence start (its own was never computed along these games): the policy starts as the
-            # teacher (init.checkpoint), so the two states agree best while the weight is high
-            with torch.no_grad():
-                teacher_out = self._teacher.forward_train(batch)
-            teacher_dist = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
-            primary, params = primary_and_params(teacher_dist.head_kls(dist))
-            total = total + self._kickstart_loss(masked_mean(primary), masked_mean(params), module_id)
-
-        elif self._teacher_agent is not None and not self._kickstart_off() and TEACHER_ACTION in batch:
-            # kickstarting from an agent (policies/learning/kickstart.py): the KL from its deterministic policy is the
-            # student's -log-probability of the action the agent chose in shadow on the same state
-            primary, params = self._teacher_weights.loss(teacher_nll(dist, batch[TEACHER_ACTION]),
-                                                         batch[TEACHER_ACTION], mask)
-            total = total + self._kickstart_loss(primary, params, module_id)
-        elif self._teacher_agent is not None:
-            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff},
-                                  key=module_id, window=1)
-
-        if WIN_LOGIT in fwd_out and WIN_LABEL in batch:
-            aux = masked_mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL],
-                                                                 reduction="none"))
-            total = total + extra["aux_win_coeff"] * aux
-            self.metrics.log_value((module_id, "aux_win_loss"), aux.item(), window=1)
-
+        surrogate = dual_clip_surrogate(batch[Postprocessing.ADVANTAGES], ratio, config.clip_param,
+                                        config.learner_config_dict.get("dual_clip"))
         self.metrics.log_dict({
-            POLICY_LOSS_KEY: -masked_mean(surrogate), VF_LOSS_KEY: masked_mean(vf_loss_clipped),
-            LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY: masked_mean(vf_loss),
-            LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY: explained_variance(batch[Postprocessing.VALUE_TARGETS][mask],
-                                                                     values[mask]),
-            ENTROPY_KEY: masked_mean(entropy), LEARNER_RESULTS_KL_KEY: kl,
-            # each head's part of the action's entropy (the primary's is 0 once the policy always picks one primary
-            # action; the offsets' is 2 ln 9 = 4.4 for a move with untrained offsets)
-            **{f"entropy_{head}": masked_mean(h).detach() for head, h in heads.items()},
-            "entropy_coeff": float(entropy_coeff), "mean_reward_trained": masked_mean(batch[Columns.REWARDS]),
+            POLICY_LOSS_KEY: -steps.mean(surrogate),
             # how far the learner's log-probabilities are from those the env runners sampled with (0 at the first
             # minibatch of an update unless the two forward passes disagree), and PPO's clip fraction
-            "logp_abs_diff": masked_mean((logp - batch[Columns.ACTION_LOGP]).abs()).detach(),
-            "clip_fraction": masked_mean(((ratio - 1.0).abs() > config.clip_param).float()).detach(),
+            "logp_abs_diff": steps.mean((logp - batch[Columns.ACTION_LOGP]).abs()).detach(),
+            "clip_fraction": steps.mean(((ratio - 1.0).abs() > config.clip_param).float()).detach(),
             # the KL from the sampling policy on the sampled actions, estimated from the ratio alone ((r - 1) - ln r,
             # Schulman's k3; CleanRL's approx_kl): how far the update has moved the policy, with or without use_kl_loss
-            "approx_kl": masked_mean((ratio - 1.0) - torch.log(ratio)).detach(),
+            "approx_kl": steps.mean((ratio - 1.0) - torch.log(ratio)).detach(),
         }, key=module_id, window=1)
-        return total
+        return -surrogate
+
+    def _value_loss(self, module_id, config, batch, fwd_out, module, steps: RealSteps) -> torch.Tensor:
+        """Per step: the squared error of the value head, clipped at ppo.vf_clip_param."""
+        values = module.compute_values(batch, embeddings=fwd_out.get(Columns.EMBEDDINGS))
+        targets = batch[Postprocessing.VALUE_TARGETS]
+        vf_loss = (values - targets) ** 2
+        vf_loss_clipped = torch.clamp(vf_loss, 0, config.vf_clip_param)
+        self.metrics.log_dict({
+            VF_LOSS_KEY: steps.mean(vf_loss_clipped), LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY: steps.mean(vf_loss),
+            LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY: explained_variance(targets[steps.mask], values[steps.mask]),
+        }, key=module_id, window=1)
+        return vf_loss_clipped
+
+    def _entropy_bonus(self, module_id, config, dist, steps: RealSteps) -> tuple[torch.Tensor, float]:
+        """Per step: the action's entropy, and its coefficient (the entropy_coeff schedule, else RLlib's)."""
+        # the action's entropy, split by head; with ppo.entropy_bonus "heads" the parameter heads' read-probabilities
+        # carry no gradient: the same value, and the bonus no longer pulls the primary toward parameter-reading actions
+        heads = dist.head_entropies(constant_reads=config.learner_config_dict.get("entropy_bonus") == "heads")
+        entropy = sum(heads.values())
+        coeff = self._five_entropy_coeff
+        if coeff is None:
+            coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
+        self.metrics.log_dict({
+            ENTROPY_KEY: steps.mean(entropy), "entropy_coeff": float(coeff),
+            # each head's part of the action's entropy (the primary's is 0 once the policy always picks one primary
+            # action; the offsets' is 2 ln 9 = 4.4 for a move with untrained offsets)
+            **{f"entropy_{head}": steps.mean(h).detach() for head, h in heads.items()},
+        }, key=module_id, window=1)
+        return entropy, coeff
+
+    def _kl_penalty(self, module_id, config, batch, dist, module, steps: RealSteps) -> torch.Tensor:
+        """The adaptive KL penalty from the sampling policy (ppo.use_kl_loss; 0 without it)."""
+        if not config.use_kl_loss:
+            kl = torch.zeros((), device=batch[Columns.ACTION_LOGP].device)
+            self.metrics.log_value((module_id, LEARNER_RESULTS_KL_KEY), kl, window=1)
+            return kl
+        prev = module.get_exploration_action_dist_cls().from_logits(batch[Columns.ACTION_DIST_INPUTS])
+        kl = steps.mean(prev.kl(dist))
+        self.metrics.log_value((module_id, LEARNER_RESULTS_KL_KEY), kl, window=1)
+        return self.curr_kl_coeffs_per_module[module_id] * kl
+
+    def _kickstart_off(self) -> bool:
+        """Whether the kickstart loss has no weight this iteration."""
+        return not kickstart_on(self._kickstart_coeff)
+
+    def _kickstart_loss(self, module_id, batch, dist, module, steps: RealSteps) -> torch.Tensor:
+        """kickstart_coeff times the kickstart loss (Schmitt et al. 2018): the KL from the teacher's policy to the
+        student's on the student's own states; 0 without a teacher, while the schedule is at 0 (no teacher forward
+        pass) or on a batch the env runners did not label."""
+        zero = torch.zeros((), device=batch[Columns.ACTION_LOGP].device)
+        if self._teacher is None and self._teacher_agent is None:
+            return zero
+        if self._kickstart_off() or (self._teacher is None and TEACHER_ACTION not in batch):
+            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff},
+                                  key=module_id, window=1)
+            return zero
+        if self._teacher is not None:
+            # a teacher module: the KL from its action distribution. It reads the policy's LSTM state at each sequence
+            # start (its own was never computed along these games): the policy starts as the teacher
+            # (init.checkpoint), so the two states agree best while the weight is high
+            with torch.no_grad():
+                teacher_out = self._teacher.forward_train(batch)
+            teacher = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
+            kickstart = steps.mean(teacher.kl(dist))
+        else:
+            # an agent teacher (policies/learning/kickstart.py): the KL from its deterministic policy is the
+            # student's -log-probability of the action the agent chose in shadow on the same state
+            kickstart = steps.mean(teacher_nll(dist, batch[TEACHER_ACTION]))
+        self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
+                              key=module_id, window=1)
+        return self._kickstart_coeff * kickstart
+
+    def _win_probability_loss(self, module_id, config, batch, fwd_out, steps: RealSteps) -> torch.Tensor:
+        """ppo.aux_win_coeff times the win-probability head's cross-entropy against the win label (app. D, eq. 10;
+        0 where the module has no such head or the batch no label)."""
+        if WIN_LOGIT not in fwd_out or WIN_LABEL not in batch:
+            return torch.zeros((), device=batch[Columns.ACTION_LOGP].device)
+        aux = steps.mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL], reduction="none"))
+        self.metrics.log_value((module_id, "aux_win_loss"), aux.item(), window=1)
+        return config.learner_config_dict["aux_win_coeff"] * aux
+

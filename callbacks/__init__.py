@@ -3,6 +3,18 @@ algorithm's config and call the training package's libraries (run storage, oppon
 training wiring (``training.algorithm.build_algo_config``) takes them as an argument."""
 from __future__ import annotations
 
+from ray.rllib.callbacks.callbacks import RLlibCallback
+
+
+class RunCallback(RLlibCallback):
+    """A callback of a training run that holds state of its own on the driver (the league's pool, the curriculum, the
+    schedules' values): ``of(algorithm)`` finds the algorithm's instance, for the other callbacks and for tests."""
+
+    @classmethod
+    def of(cls, algorithm):
+        """The algorithm's instance of this callback class (the one on the driver)."""
+        return next(c for c in algorithm.callbacks if isinstance(c, cls))
+
 
 def run_callbacks() -> list:
     """The callback classes of a training run, in the order RLlib calls them."""

@@ -12,7 +12,7 @@ from ray.rllib.utils.annotations import override
 
 from policies.learning.five_learner import INIT_KEY
 from policies.model.module_ids import MAIN
-from training.schedules import LR_HOLD_KEY
+from callbacks.schedules import ScheduleCallback
 
 
 def check_same_layout(path: str, state: dict, expected: dict) -> None:
@@ -62,8 +62,8 @@ class RestoreCallback(RLlibCallback):
             return
         start = _iteration_of(path)
         if init.get("lr_hold_iterations", 0) > 0:  # read by the schedules (callbacks/schedules.py) from now on
-            setattr(algorithm, LR_HOLD_KEY, (start + 1, start + int(init["lr_hold_iterations"]),
-                                             float(init.get("lr_hold_lr", 0.0))))
+            ScheduleCallback.of(algorithm).lr_hold = (start + 1, start + int(init["lr_hold_iterations"]),
+                                                      float(init.get("lr_hold_lr", 0.0)))
         algorithm.load_checkpoint(path)  # restore_from_path, then every callback's on_checkpoint_loaded
         state = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         # set on every runner and waited for (RLlib's sync_weights does not wait, and may skip a busy runner)

@@ -37,11 +37,6 @@ class LeagueCallback(TrialFilesCallback):
         super().__init__()
         self.pool: OpponentPool | None = None  # on the driver, when league play is on
 
-    @classmethod
-    def of(cls, algorithm) -> "LeagueCallback":
-        """The algorithm's LeagueCallback (the one on the driver)."""
-        return next(c for c in algorithm.callbacks if isinstance(c, cls))
-
     # -- env runners --
     @override(TrialFilesCallback)
     def on_episode_created(self, *, episode, env_runner=None, env_index=0, **kwargs):

@@ -30,11 +30,6 @@ class OpponentsCallback(TrialFilesCallback):
         super().__init__()
         self.curriculum: Curriculum | None = None  # on the driver, when the opponents mix has a curriculum
 
-    @classmethod
-    def of(cls, algorithm) -> "OpponentsCallback":
-        """The algorithm's OpponentsCallback (the one on the driver)."""
-        return next(c for c in algorithm.callbacks if isinstance(c, cls))
-
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         settings = opponent_settings(algorithm.config)

@@ -15,12 +15,12 @@ team spirit and new-action share are set again). The values used by each iterati
 """
 from __future__ import annotations
 
-from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from policies.learning.kickstart import kickstart_on
-from training.schedules import ENV_SCHEDULED, LR_HOLD_KEY, SCHEDULES_KEY, schedule_values, set_on_envs
+from training.schedules import ENV_SCHEDULED, SCHEDULES_KEY, schedule_values, set_on_envs
+from callbacks import RunCallback
 
 
 def _set_runner_values(vals: dict):
@@ -37,37 +37,46 @@ def _set_runner_values(vals: dict):
     return apply
 
 
-class ScheduleCallback(RLlibCallback):
+class ScheduleCallback(RunCallback):
+    """Sets the schedules' values for the next iteration on the learner and the env runners, and holds them
+    (``values``); ``lr_hold`` (set by callbacks/init_weights.RestoreCallback after model surgery) holds the learning
+    rate: (first iteration, last iteration, lr)."""
+
+    def __init__(self):
+        super().__init__()
+        self.values: dict = {}  # the values set for the coming iteration
+        self.lr_hold: tuple[int, int, float] | None = None
+
     def _apply(self, algorithm, iteration: int) -> dict:
         cfg = algorithm.config.learner_config_dict
         schedules, frameskip = cfg[SCHEDULES_KEY], cfg["frameskip"]
         env_steps = int(algorithm.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
-        vals = schedule_values(schedules, iteration, env_steps, frameskip, getattr(algorithm, LR_HOLD_KEY, None))
+        vals = schedule_values(schedules, iteration, env_steps, frameskip, self.lr_hold)
         learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma", "kickstart_coeff") if k in vals}
         if learner_vals:
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_schedule_values(learner_vals))
         algorithm.env_runner_group.foreach_env_runner(_set_runner_values(vals), local_env_runner=True)
-        algorithm._five_schedule_values = vals
+        self.values = vals
         return vals
 
-    @override(RLlibCallback)
+    @override(RunCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         self._apply(algorithm, algorithm.iteration)
 
-    @override(RLlibCallback)
+    @override(RunCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         self._apply(algorithm, algorithm.iteration)
 
-    @override(RLlibCallback)
+    @override(RunCallback)
     def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, is_evaluation,
                                  **kwargs):
-        vals = getattr(algorithm, "_five_schedule_values", None) or self._apply(algorithm, algorithm.iteration)
+        vals = self.values or self._apply(algorithm, algorithm.iteration)
         if not is_evaluation:
             env_runner_group.foreach_env_runner(_set_runner_values(vals), remote_worker_ids=env_runner_indices,
                                                 local_env_runner=False)
 
-    @override(RLlibCallback)
+    @override(RunCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
-        result["schedule"] = dict(getattr(algorithm, "_five_schedule_values", {}))
+        result["schedule"] = dict(self.values)
         self._apply(algorithm, algorithm.iteration)  # values for the next iteration
 

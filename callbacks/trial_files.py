@@ -12,15 +12,15 @@ from __future__ import annotations
 import os
 import posixpath
 
-from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
 
 from training import run_storage
 from training.csv_files import drop_rows_after
 from training.run_storage import STORAGE_KEY
+from callbacks import RunCallback
 
 
-class TrialFilesCallback(RLlibCallback):
+class TrialFilesCallback(RunCallback):
     """Gives a callback its trial's directory (``trial_dir``) and the locations of its files there (``trial_path``).
     A subclass lists its per-iteration CSVs in ``CSV_FILES``: restoring a checkpoint trims them (the resume rule)."""
 
@@ -43,7 +43,7 @@ class TrialFilesCallback(RLlibCallback):
     def trial_path(cls, algorithm, *parts: str) -> str:
         return run_storage.join(cls.trial_dir(algorithm), *parts)
 
-    @override(RLlibCallback)
+    @override(RunCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         for name in self.CSV_FILES:
             drop_rows_after(self.trial_path(algorithm, name), algorithm.iteration)

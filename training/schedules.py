@@ -24,7 +24,6 @@ from moba.game.constants import TICKS_PER_SECOND
 
 SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share")
 ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share"}  # value -> env method
-LR_HOLD_KEY = "_five_lr_hold"  # on the algorithm: (first iteration after the restored one, last held, lr)
 UNITS = ("iterations", "env_steps")
 SCHEDULES_KEY = "five_schedules"  # where the schedules travel inside config.learner_config_dict
 

@@ -1,25 +1,21 @@
-"""Hyperparameter schedules (Five app. C, figure 7): piecewise-linear functions of training iterations or env
-steps for team spirit, learning rate, entropy coefficient and the GAE horizon (gamma = 1 - T / H, T = frameskip /
-30 s, eq. 3), and the weight of the kickstart loss (policies/learning/five_learner.py: KL to a teacher network,
-annealed so
-that PPO can leave the teacher behind), and the share of games in which a new primary action is legal
-(``new_action_share``, the env config's ``new_actions``: annealed from 0 to 1 after model surgery, Five app. B).
+"""Applies the hyperparameter schedules (training/schedules.py) to a run: before the first iteration, after each
+iteration (the values of the next one), after a checkpoint is restored (``--resume`` continues where the schedules
+were) and when env runners are recreated (their team spirit and new-action share are set again). The learner gets the
+learning rate, entropy coefficient, gamma and kickstart weight; the env runners the team spirit, the new-action share
+and whether the kickstart's agent teacher labels the steps. The values used by each iteration are logged in
+``result["schedule"]``.
 
 After model surgery (``init.restore`` of a surgered checkpoint, callbacks/init_weights.py) the learning rate is held
 (``init.lr_hold_iterations`` at ``init.lr_hold_lr``, app. B "Smooth Training Restart") for the first iterations after
-the restored one, while Adam's moments of the new parameters and the observation statistics settle.
-
-``ScheduleCallback`` applies them: before the first iteration, after each iteration (for the next one), after a
-checkpoint is restored (``--resume`` continues where the schedules were) and when env runners are recreated (their
-team spirit and new-action share are set again). The values used by each iteration are logged in ``result["schedule"]``.
-"""
+the restored one, while Adam's moments of the new parameters and the observation statistics settle."""
 from __future__ import annotations
 
 from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME
 
 from policies.learning.kickstart import kickstart_on
-from training.schedules import ENV_SCHEDULED, SCHEDULES_KEY, schedule_values, set_on_envs
+from training.schedules import ENV_SCHEDULED, schedule_values, set_on_envs
+from training.settings import run_settings
 from callbacks import RunCallback
 
 
@@ -48,8 +44,8 @@ class ScheduleCallback(RunCallback):
         self.lr_hold: tuple[int, int, float] | None = None
 
     def _apply(self, algorithm, iteration: int) -> dict:
-        cfg = algorithm.config.learner_config_dict
-        schedules, frameskip = cfg[SCHEDULES_KEY], cfg["frameskip"]
+        settings = run_settings(algorithm.config)
+        schedules, frameskip = settings.schedules, settings.frameskip
         env_steps = int(algorithm.metrics.peek((ENV_RUNNER_RESULTS, NUM_ENV_STEPS_SAMPLED_LIFETIME), default=0))
         vals = schedule_values(schedules, iteration, env_steps, frameskip, self.lr_hold)
         learner_vals = {k: vals[k] for k in ("lr", "entropy_coeff", "gamma", "kickstart_coeff") if k in vals}

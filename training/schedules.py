@@ -1,18 +1,10 @@
-"""Hyperparameter schedules (Five app. C, figure 7): piecewise-linear functions of training iterations or env
-steps for team spirit, learning rate, entropy coefficient and the GAE horizon (gamma = 1 - T / H, T = frameskip /
-30 s, eq. 3), and the weight of the kickstart loss (policies/learning/five_learner.py: KL to a teacher network,
-annealed so
-that PPO can leave the teacher behind), and the share of games in which a new primary action is legal
-(``new_action_share``, the env config's ``new_actions``: annealed from 0 to 1 after model surgery, Five app. B).
-
-After model surgery (``init.restore`` of a surgered checkpoint, callbacks/init_weights.py) the learning rate is held
-(``init.lr_hold_iterations`` at ``init.lr_hold_lr``, app. B "Smooth Training Restart") for the first iterations after
-the restored one, while Adam's moments of the new parameters and the observation statistics settle.
-
-``ScheduleCallback`` applies them: before the first iteration, after each iteration (for the next one), after a
-checkpoint is restored (``--resume`` continues where the schedules were) and when env runners are recreated (their
-team spirit and new-action share are set again). The values used by each iteration are logged in ``result["schedule"]``.
-"""
+"""Hyperparameter schedules (Five app. C, figure 7): piecewise-linear functions of training iterations or env steps
+for team spirit, learning rate, entropy coefficient and the GAE horizon (gamma = 1 - T / H, T = frameskip / 30 s,
+eq. 3), the weight of the kickstart loss (policies/learning/kickstart.py: annealed so that PPO can leave the teacher
+behind), and the share of games in which a new primary action is legal (``new_action_share``, the env config's
+``new_actions``: annealed from 0 to 1 after model surgery, Five app. B). ``Schedule`` parses and evaluates one,
+``schedule_values`` gives every value at an iteration (with a learning-rate hold after model surgery, app. B "Smooth
+Training Restart"), ``set_on_envs`` sets a value on an env runner's envs. callbacks/schedules.py applies them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,7 +17,6 @@ from moba.game.constants import TICKS_PER_SECOND
 SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share")
 ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share"}  # value -> env method
 UNITS = ("iterations", "env_steps")
-SCHEDULES_KEY = "five_schedules"  # where the schedules travel inside config.learner_config_dict
 
 
 @dataclass(frozen=True)

@@ -173,19 +173,18 @@ def headline(report: dict) -> dict:
             "play": report["play"], "timings": {k: round(v, 1) for k, v in report["timings"].items()}}
 
 
-def run_gamma(cfg: dict) -> float:
-    """The discount of a run config at its start (the gae_horizon_s schedule's first value)."""
-    from training.run_config import initial_schedule_values
-    return initial_schedule_values(cfg)["gamma"]
+def run_gamma(cfg) -> float:
+    """The discount of a run's settings at its start (the gae_horizon_s schedule's first value)."""
+    return cfg.initial_schedule_values()["gamma"]
 
 
-def imitation_env_config(cfg: dict, seed: int) -> dict:
+def imitation_env_config(cfg, seed: int) -> dict:
     """The env config of imitation games: the run config's training env (its randomizations and reward
     post-processing; no reward normalization) with the first-game-length randomization off, since every game here
     is played whole."""
     from training.algorithm import training_env_config
     return {**training_env_config(cfg), "seed": seed, "normalize_gamma": None, "torch_threads": 1,
-            "randomize": {**cfg["env"].get("randomize", {}), "first_game_length": False}}
+            "randomize": {**cfg.env.get("randomize", {}), "first_game_length": False}}
 
 
 @user_errors
@@ -207,13 +206,13 @@ def main(argv=None) -> int:
     t0 = time.time()
     torch.set_num_threads(opts["threads"])
     cfg = run_config.load(os.path.join(REPO, MODE_CONFIGS[opts["mode"]]))
-    cfg["model"] = {**cfg["model"], **opts["model"]}
+    cfg = cfg.replace(model={**cfg.model, **opts["model"]})
     compile_ahead(log=lambda line: print(line, file=sys.stderr, flush=True))
     gamma = run_gamma(cfg)
     env_config = imitation_env_config(cfg, opts["settings"]["seed"])
-    check_config = {**{k: cfg["env"][k] for k in EVAL_ENV_KEYS if k in cfg["env"]}, "evaluation": True,
-                    "time_limit_s": cfg["evaluation"]["time_limit_s"], "torch_threads": 1}
-    module = five_module_spec(cfg["model"], MobaEnv(cfg["env"])).build()
+    check_config = {**{k: cfg.env[k] for k in EVAL_ENV_KEYS if k in cfg.env}, "evaluation": True,
+                    "time_limit_s": cfg.evaluation.time_limit_s, "torch_threads": 1}
+    module = five_module_spec(cfg.model, MobaEnv(cfg.env)).build()
     settings = ks.KickstartSettings(**opts["settings"])
     with GameWorkers(opts["workers"]) as workers:
         report = ks.run(module, functools.partial(make_training_env, env_config),
@@ -224,7 +223,7 @@ def main(argv=None) -> int:
     out = os.path.abspath(opts["out"])
     module.save_to_path(out)
     card = {"mode": opts["mode"], "teacher": opts["teacher"], "config": MODE_CONFIGS[opts["mode"]],
-            "model": cfg["model"], **headline(report), "wall_s": round(time.time() - t0, 1),
+            "model": cfg.model, **headline(report), "wall_s": round(time.time() - t0, 1),
             "command": shlex.join(["python", "-m", "app.pretrain"] + list(sys.argv[1:] if argv is None else argv)),
             "report": report}
     with open(os.path.join(out, CARD), "w") as f:

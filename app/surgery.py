@@ -248,7 +248,7 @@ def main(argv=None) -> int:
     from policies.surgery.weights import NetworkShape, plan
     algorithm_config(args.checkpoint)  # a run's checkpoint (optimizer, league): refused otherwise
     old = checkpoint_shape(args.checkpoint)
-    new = NetworkShape.of(cfg["model"], cfg["env"])
+    new = NetworkShape.of(cfg.model, cfg.env)
     plan(old, new)  # a surgery that cannot be done fails here, before anything is written
     import torch
     torch.set_num_threads(1)

@@ -91,30 +91,31 @@ def main(argv=None) -> int:
     from ray.tune.registry import register_env
 
     from moba.env.compiled import compile_ahead
-    torch.set_num_threads(cfg["resources"]["torch_threads"])
-    storage = cfg["storage_path"] = run_storage.absolute(cfg["storage_path"])  # a job runs in a copy of the directory
+    torch.set_num_threads(cfg.resources.torch_threads)
+    storage = run_storage.absolute(cfg.storage_path)  # a job runs in a copy of the directory
+    cfg = cfg.replace(storage_path=storage)
     address = os.environ.get("RAY_ADDRESS")
     # the cluster boundary, before anything starts (training/cluster_checks.py)
     cluster_checks.check_storage(storage)
     if address and not ray.is_initialized():
         cluster_checks.check_ray_address(address)
     elif not ray.is_initialized():  # a local Ray started below
-        cluster_checks.check_local_resources(cfg["resources"], os.cpu_count() or 1)
-    run_dir = run_storage.join(storage, cfg["name"])
+        cluster_checks.check_local_resources(cfg.resources.to_dict(), os.cpu_count() or 1)
+    run_dir = run_storage.join(storage, cfg.name)
     if args.resume and not tune.Tuner.can_restore(run_dir):
         return print_error(f"--resume: no run to continue in {run_dir}")
     stop = {{"num_env_steps_sampled_lifetime": "env_runners/num_env_steps_sampled_lifetime"}.get(k, k): v
-            for k, v in cfg["stop"].items()}
+            for k, v in cfg.stop.items()}
     if args.resume and stop_rule_met(last_results(run_dir), stop):
         # Tune would restart every trial from its checkpoint and train an iteration before asking the stopper
-        print(f"{cfg['name']!r} already met its stop rule ({', '.join(f'{k} >= {v}' for k, v in stop.items())}): "
+        print(f"{cfg.name!r} already met its stop rule ({', '.join(f'{k} >= {v}' for k, v in stop.items())}): "
               f"nothing to train; raise it to continue, e.g. --set stop.training_iteration=N", flush=True)
         return 0
     if not args.resume and run_storage.exists(run_dir):
-        cfg["name"] = f"{cfg['name']}_{time.strftime('%Y%m%d_%H%M%S')}"
-        print(f"a run named {os.path.basename(run_dir)!r} exists: this one is {cfg['name']!r} "
+        cfg = cfg.replace(name=f"{cfg.name}_{time.strftime('%Y%m%d_%H%M%S')}")
+        print(f"a run named {os.path.basename(run_dir)!r} exists: this one is {cfg.name!r} "
               f"(--resume continues the existing one)", flush=True)
-        run_dir = run_storage.join(storage, cfg["name"])
+        run_dir = run_storage.join(storage, cfg.name)
     # compile the engine once, here and with a message, rather than silently in every env runner at once
     compile_ahead(log=lambda line: print(line, flush=True))
     ray_output.drop_noise_records()
@@ -127,20 +128,20 @@ def main(argv=None) -> int:
             return print_error(f"RAY_ADDRESS={address!r}: cannot connect ({type(e).__name__}: {e}); "
                                f"{cluster_checks.ADDRESS_HELP}")
     else:
-        ray.init(num_cpus=local_num_cpus(cfg["resources"]), include_dashboard=False, logging_level=logging.WARNING,
-                 runtime_env=ray_output.worker_runtime_env())
+        ray.init(num_cpus=local_num_cpus(cfg.resources.to_dict()), include_dashboard=False,
+                 logging_level=logging.WARNING, runtime_env=ray_output.worker_runtime_env())
     register_env(ENV_NAME, make_training_env)
     save_experiment_state_at_every_checkpoint()
     algo_config = build_algo_config(cfg, run_callbacks())
     cluster_checks.check_resources(PPO.default_resource_request(algo_config).required_resources,
-                                   ray.cluster_resources(), cfg["resources"])
+                                   ray.cluster_resources(), cfg.resources.to_dict())
     run_config.RunStopper.current = stop  # also what a resumed run stops at
-    ck = cfg["checkpoint"]
+    ck = cfg.checkpoint
     tune_run_config = tune.RunConfig(
-        name=cfg["name"], storage_path=storage, stop=run_config.RunStopper(stop), verbose=0,
+        name=cfg.name, storage_path=storage, stop=run_config.RunStopper(stop), verbose=0,
         callbacks=[ProgressCallback(run_dir)],
-        checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=ck["frequency"], num_to_keep=ck["num_to_keep"],
-                                                checkpoint_at_end=ck["at_end"]))
+        checkpoint_config=tune.CheckpointConfig(checkpoint_frequency=ck.frequency, num_to_keep=ck.num_to_keep,
+                                                checkpoint_at_end=ck.at_end))
     t0 = time.time()
     if args.resume:
         from ray.tune import ResumeConfig
@@ -152,12 +153,12 @@ def main(argv=None) -> int:
     else:
         import yaml
         run_storage.write_bytes(run_storage.join(run_dir, "run_config.yaml"),
-                                yaml.safe_dump(cfg, sort_keys=False).encode())
+                                yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode())
         tuner = tune.Tuner(PPO, param_space=param_space(cfg, algo_config), run_config=tune_run_config)
-    print(f"{'resuming' if args.resume else 'training'} {cfg['name']!r}: progress lines below; metrics.csv, "
+    print(f"{'resuming' if args.resume else 'training'} {cfg.name!r}: progress lines below; metrics.csv, "
           f"checkpoints and TensorBoard files in {run_dir} (tensorboard --logdir {run_dir})", flush=True)
     results = tuner.fit()
-    summary = {"name": cfg["name"], "run_dir": run_dir, "wall_s": round(time.time() - t0, 1), "trials": []}
+    summary = {"name": cfg.name, "run_dir": run_dir, "wall_s": round(time.time() - t0, 1), "trials": []}
     for r in results:
         m = r.metrics or {}
         summary["trials"].append({"checkpoint": r.checkpoint.path if r.checkpoint else None,

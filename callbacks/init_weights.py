@@ -10,8 +10,8 @@ import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
 
-from policies.learning.five_learner import INIT_KEY
 from policies.model.module_ids import MAIN
+from training.settings import run_settings
 from callbacks.schedules import ScheduleCallback
 
 
@@ -28,7 +28,7 @@ def check_same_layout(path: str, state: dict, expected: dict) -> None:
 class InitWeightsCallback(RLlibCallback):
     @override(RLlibCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
-        path = (algorithm.config.learner_config_dict.get(INIT_KEY) or {}).get("checkpoint")
+        path = run_settings(algorithm.config).init.checkpoint
         if not path:
             return
         from policies.league.references import load_module
@@ -56,14 +56,14 @@ class RestoreCallback(RLlibCallback):
 
     @override(RLlibCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
-        init = algorithm.config.learner_config_dict.get(INIT_KEY) or {}
-        path = init.get("restore")
+        init = run_settings(algorithm.config).init
+        path = init.restore
         if not path:
             return
         start = _iteration_of(path)
-        if init.get("lr_hold_iterations", 0) > 0:  # read by the schedules (callbacks/schedules.py) from now on
-            ScheduleCallback.of(algorithm).lr_hold = (start + 1, start + int(init["lr_hold_iterations"]),
-                                                      float(init.get("lr_hold_lr", 0.0)))
+        if init.lr_hold_iterations > 0:  # read by the schedules (callbacks/schedules.py) from now on
+            ScheduleCallback.of(algorithm).lr_hold = (start + 1, start + int(init.lr_hold_iterations),
+                                                      float(init.lr_hold_lr))
         algorithm.load_checkpoint(path)  # restore_from_path, then every callback's on_checkpoint_loaded
         state = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         # set on every runner and waited for (RLlib's sync_weights does not wait, and may skip a busy runner)

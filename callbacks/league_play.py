@@ -54,14 +54,14 @@ class LeagueCallback(TrialFilesCallback):
     # -- driver --
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
-        cfg = league_settings(algorithm.config)
-        if cfg:
-            self.pool = OpponentPool(cfg["eta"], cfg["past_fraction"], cfg["snapshot_every"])
+        league = league_settings(algorithm.config)
+        if league is not None:
+            self.pool = OpponentPool(league.eta, league.past_fraction, league.snapshot_every)
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         super().on_checkpoint_loaded(algorithm=algorithm, **kwargs)
-        if not league_settings(algorithm.config):
+        if league_settings(algorithm.config) is None:
             return
         results = algorithm.learner_group.foreach_learner(lambda learner: learner.league_state)
         state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)

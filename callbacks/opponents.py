@@ -16,7 +16,8 @@ from ray.rllib.utils.annotations import override
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum
 from policies.league.ratings import DRAW, WIN
 from training.csv_files import append_csv_rows
-from training.opponents import CSV_NAME, CSV_COLUMNS, opponent_settings, collect_from_runner, install_level
+from training.opponents import CSV_NAME, CSV_COLUMNS, collect_from_runner, has_opponent_mix, install_level
+from training.settings import run_settings
 from callbacks.trial_files import TrialFilesCallback
 
 
@@ -32,27 +33,26 @@ class OpponentsCallback(TrialFilesCallback):
 
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
-        settings = opponent_settings(algorithm.config)
-        if settings.get("ladder"):
-            self.curriculum = Curriculum(settings["ladder"], settings["window"], settings["promote_at"],
-                                         settings["demote_at"])
+        cur = run_settings(algorithm.config).opponents.curriculum
+        if cur.share > 0:
+            self.curriculum = Curriculum(list(cur.ladder), cur.window, cur.promote_at, cur.demote_at)
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         super().on_checkpoint_loaded(algorithm=algorithm, **kwargs)
-        settings = opponent_settings(algorithm.config)
-        if not settings.get("ladder"):
+        cur = run_settings(algorithm.config).opponents.curriculum
+        if not cur.share > 0:
             return
         results = algorithm.learner_group.foreach_learner(lambda learner: learner.curriculum_state)
         state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)
         if state:
-            self.curriculum = Curriculum.from_state_dict(state, settings["ladder"], settings["demote_at"])
+            self.curriculum = Curriculum.from_state_dict(state, list(cur.ladder), cur.demote_at)
             self.push_level(algorithm)
 
     @override(TrialFilesCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
-        settings = opponent_settings(algorithm.config)
-        if not settings:
+        settings = run_settings(algorithm.config)
+        if not has_opponent_mix(settings):
             return
         it = algorithm.iteration
         collected = algorithm.env_runner_group.foreach_env_runner(collect_from_runner, local_env_runner=True)
@@ -64,7 +64,7 @@ class OpponentsCallback(TrialFilesCallback):
                 played.setdefault(name, defaultdict(int))[score] += 1
                 if curriculum is not None:
                     curriculum.record(name, score, it)
-        shares = dict(settings["shares"])
+        shares = settings.opponents.shares(settings.league)
         if curriculum is not None:
             shares[curriculum.current] = shares.get(curriculum.current, 0.0) + shares.pop(CURRICULUM, 0.0)
             self.push_level(algorithm)

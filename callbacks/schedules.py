@@ -66,10 +66,11 @@ class ScheduleCallback(RunCallback):
     @override(RunCallback)
     def on_env_runners_recreated(self, *, algorithm, env_runner_group, env_runner_indices, is_evaluation,
                                  **kwargs):
+        if is_evaluation:
+            return
         vals = self.values or self._apply(algorithm, algorithm.iteration)
-        if not is_evaluation:
-            env_runner_group.foreach_env_runner(_set_runner_values(vals), remote_worker_ids=env_runner_indices,
-                                                local_env_runner=False)
+        env_runner_group.foreach_env_runner(_set_runner_values(vals), remote_worker_ids=env_runner_indices,
+                                            local_env_runner=False)
 
     @override(RunCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):

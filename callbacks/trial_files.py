@@ -3,8 +3,8 @@ opponents' opponents.csv, the TrueSkill ratings' trueskill.csv (the rows: traini
 
 The files go to the trial's directory in Tune's storage, next to progress.csv and the checkpoints, so that they
 survive the Ray session and ``--resume`` finds them. The storage is a local (or mounted) path, or a URI that every
-node reaches (training/run_storage.py): the run's storage path travels in ``config.learner_config_dict`` under
-``STORAGE_KEY``, and a URI there makes the trial directory a URI. Under Tune, ``Algorithm.logdir`` is a working
+node reaches (training/run_storage.py): when the run's storage path (``storage_path`` of its settings,
+training/settings.run_settings) is a URI, the trial directory is one too. Under Tune, ``Algorithm.logdir`` is a working
 directory inside the Ray session's temporary files (not synced by default), so it is only the fallback, for an
 Algorithm built outside Tune. Restoring a checkpoint drops the rows written after it (``on_checkpoint_loaded``)."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ from ray.rllib.utils.annotations import override
 
 from training import run_storage
 from training.csv_files import drop_rows_after
-from training.run_storage import STORAGE_KEY
+from training.settings import run_settings
 from callbacks import RunCallback
 
 
@@ -30,7 +30,7 @@ class TrialFilesCallback(RunCallback):
     def trial_dir(algorithm) -> str:
         storage = getattr(algorithm, "_storage", None)
         if storage is not None and getattr(storage, "trial_dir_name", None):
-            root = (algorithm.config.learner_config_dict or {}).get(STORAGE_KEY)
+            root = run_settings(algorithm.config).storage_path
             if root and run_storage.is_uri(root):
                 return run_storage.join(root, posixpath.relpath(storage.trial_fs_path, storage.storage_fs_path))
             path = storage.trial_fs_path

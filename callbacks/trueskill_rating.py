@@ -15,15 +15,16 @@ actor beside training:
 - ``TrueSkillCallback`` submits the "main" weights every N iterations, reports finished ratings in
   ``result["trueskill"]`` and appends them to ``<trial dir>/trueskill.csv`` (the input of scripts/speedup.py).
 
-The settings (the ``trueskill:`` section of a run config, training/run_config.py) travel in
-``config.learner_config_dict["five_trueskill"]``::
+The settings are the run's ``trueskill`` section (training/settings.TrueSkillSettings, read with
+training/settings.run_settings)::
 
-    {"every": 5, "games": 20, "time_limit_s": 0.0, "time_limit_outcome": "draw", "cpu_share": 0.1, "explore": True,
-     "references": {"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2}, ...}}}
+    every: 5, games: 20, time_limit_s: 0.0, time_limit_outcome: draw, cpu_share: 0.1, explore: true,
+    references: {"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2}, ...}}
 
-``references`` is a rated references file (``python -m app.rate --rate-references``); ``time_limit_s`` 0 is the
-mode's default; ``time_limit_outcome`` how a capped game counts (policies/ratings.game_score; the references must
-have been rated under the same rule); ``every`` 0 (or no settings) turns the rating off.
+``references`` is a rated references file (``python -m app.rate --rate-references``), read in by the driver that
+built the algorithm config (training/algorithm.travelling_settings); ``time_limit_s`` 0 is the mode's default;
+``time_limit_outcome`` how a capped game counts (policies/league/ratings.game_score; the references must have been
+rated under the same rule); ``every`` 0 turns the rating off.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ from ray.rllib.utils.annotations import override
 from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME
 from policies.league.references import VersionRater, reference_ratings, references_outcome_rule
 from policies.model.module_ids import MAIN
-from training.algorithm import TRUESKILL_KEY
+from training.settings import TrueSkillSettings, run_settings
 from training.csv_files import append_csv_rows, read_csv_rows
 from callbacks.trial_files import TrialFilesCallback
 
@@ -151,10 +152,10 @@ TrueSkillRaterActor = ray.remote(num_cpus=0)(BackgroundRater)
 
 
 # ---- the callback ----------------------------------------------------------------------------------------------------
-def trueskill_settings(algorithm) -> dict:
-    """The settings, or {} when the rating is off."""
-    cfg = (algorithm.config.learner_config_dict or {}).get(TRUESKILL_KEY) or {}
-    return cfg if cfg.get("every", 0) > 0 else {}
+def trueskill_settings(algorithm) -> TrueSkillSettings | None:
+    """The settings, or None when the rating is off."""
+    ts = run_settings(algorithm.config).trueskill
+    return ts if ts.every > 0 else None
 
 
 def summary(result: dict) -> dict:
@@ -200,11 +201,11 @@ class TrueSkillCallback(TrialFilesCallback):
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         cfg = trueskill_settings(algorithm)
-        if not cfg:
+        if cfg is None:
             return
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-        reference_ratings(cfg["references"])  # fail here, not in the actor, when a reference is unrated
-        references_outcome_rule(cfg["references"], cfg["time_limit_outcome"])  # or rated under another rule
+        reference_ratings(cfg.references)  # fail here, not in the actor, when a reference is unrated
+        references_outcome_rule(cfg.references, cfg.time_limit_outcome)  # or rated under another rule
         self._spec = RLModuleSpec.from_module(algorithm.get_module(MAIN))
 
     def _start_actor(self, algorithm):
@@ -213,9 +214,9 @@ class TrueSkillCallback(TrialFilesCallback):
         version starts."""
         cfg = trueskill_settings(algorithm)
         self._actor = actor = TrueSkillRaterActor.remote(
-            cfg["references"], self._spec.build, games=cfg["games"], time_limit_s=cfg["time_limit_s"],
-            cpu_share=cfg["cpu_share"], start_mu=last_rated_mu(self.trial_path(algorithm, CSV_NAME)),
-            explore=cfg["explore"], time_limit_outcome=cfg["time_limit_outcome"])
+            cfg.references, self._spec.build, games=cfg.games, time_limit_s=cfg.time_limit_s,
+            cpu_share=cfg.cpu_share, start_mu=last_rated_mu(self.trial_path(algorithm, CSV_NAME)),
+            explore=cfg.explore, time_limit_outcome=cfg.time_limit_outcome)
         # RLlib has no "algorithm stopped" callback: kill the actor when this process exits, before its game thread
         # would be torn down mid-game by the interpreter's shutdown (which aborts noisily inside torch)
         atexit.register(kill_at_exit, actor)
@@ -230,7 +231,7 @@ class TrueSkillCallback(TrialFilesCallback):
             return
         it = algorithm.iteration
         rated = {int(r["version"]) for r in read_csv_rows(self.trial_path(algorithm, CSV_NAME))}
-        if it > 0 and it % trueskill_settings(algorithm)["every"] == 0 and it not in rated:
+        if it > 0 and it % trueskill_settings(algorithm).every == 0 and it not in rated:
             self._submit(algorithm)
 
     def _submit(self, algorithm):
@@ -243,8 +244,7 @@ class TrueSkillCallback(TrialFilesCallback):
     def on_train_result(self, *, algorithm, result, **kwargs):
         if self._spec is None:
             return
-        cfg = trueskill_settings(algorithm)
-        if algorithm.iteration % cfg["every"] == 0:
+        if algorithm.iteration % trueskill_settings(algorithm).every == 0:
             self._submit(algorithm)
         if self._actor is None:
             return

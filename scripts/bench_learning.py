@@ -74,12 +74,12 @@ def first_reached(rows: list, wall_of_iteration: dict) -> dict:
     return reached
 
 
-def curve_levels(cfg: dict) -> list:
+def curve_levels(cfg) -> list:
     """The levels the curve reports, weakest first: the reference ladder's and any other level of the run's
     curriculum (the warm-up levels, policies/agents/ladder.py; other agents after them)."""
     from policies.agents.ladder import LADDER, WARMUP_LADDER
     order = {n: i for i, n in enumerate(WARMUP_LADDER)}
-    return sorted(dict.fromkeys([*LADDER, *cfg["opponents"]["curriculum"]["ladder"]]),
+    return sorted(dict.fromkeys([*LADDER, *cfg.opponents.curriculum.ladder]),
                   key=lambda n: order.get(n, len(order)))
 
 
@@ -141,8 +141,8 @@ def main(argv=None):
     # the run's name, mode and storage; a kickstart loss's teacher (the pretrained clone) does not exist yet
     kickstarted = args.kickstart or args.kickstart_from
     cfg0 = run_config.load(args.config, args.set + (["schedules.kickstart_coeff=0"] if kickstarted else []))
-    mode = cfg0["env"].get("mode", "1v1")
-    name = f"{cfg0['name']}_bench_{time.strftime('%Y%m%d_%H%M%S')}"
+    mode = cfg0.env.get("mode", "1v1")
+    name = f"{cfg0.name}_bench_{time.strftime('%Y%m%d_%H%M%S')}"
     sets = list(args.set) + [f"name={name}"]
     pretrain = None
     if args.kickstart_from:
@@ -157,7 +157,7 @@ def main(argv=None):
         sets.append(f"init.checkpoint={out}")
     if args.kickstart:
         # next to the run's directory, not inside it (app.train starts a fresh run only in a new directory)
-        out = os.path.join(os.path.abspath(cfg0["storage_path"]), f"{name}_kickstart")
+        out = os.path.join(os.path.abspath(cfg0.storage_path), f"{name}_kickstart")
         cmd = [sys.executable, "-m", "app.pretrain", "--mode", mode, "--out", out] + args.pretrain_arg
         print("pretraining:", " ".join(cmd), flush=True)
         rc = subprocess.call(cmd)
@@ -172,7 +172,7 @@ def main(argv=None):
     sets.append(f"stop={{timestamp: {max(deadline, time.time() + 60):.0f}}}")
     rc = train.main(["--config", args.config] + sum((["--set", s] for s in sets), []))
     cfg = run_config.load(args.config, sets)
-    run_dir = os.path.join(os.path.abspath(cfg["storage_path"]), cfg["name"])
+    run_dir = os.path.join(os.path.abspath(cfg.storage_path), cfg.name)
     train_minutes = round((time.time() - t0) / 60, 2)
 
     metrics = read_csv(os.path.join(run_dir, "metrics.csv"))

@@ -37,7 +37,7 @@ def load(path: str, sets: list, *extra: str) -> dict:
     return run_config.load(path, list(sets) + ["evaluation.interval=0", *extra])
 
 
-def measure_sampling(cfg: dict, rounds: int) -> dict:
+def measure_sampling(cfg, rounds: int) -> dict:
     """Agent steps/s of each runner kind (median over alternating samples) and the ratio, batched over classic."""
     import numpy as np
     import torch
@@ -66,29 +66,29 @@ def measure_sampling(cfg: dict, rounds: int) -> dict:
             "ratio": round(rate["batched"] / rate["classic"], 3)}
 
 
-def measure_learner(cfg: dict) -> dict:
+def measure_learner(cfg) -> dict:
     """Learner rows/s on one iteration's batch from the batched runner."""
     from training.algorithm import build_algo_config, make_training_env
     from callbacks import run_callbacks
     from training.batched_env_runner import BatchedEnvRunner
     algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0)
     runner = BatchedEnvRunner(config=algo_config)
-    episodes = runner.sample(num_timesteps=cfg["ppo"]["train_batch_size"], explore=True)
+    episodes = runner.sample(num_timesteps=cfg.ppo.train_batch_size, explore=True)
     rows = sum(len(e) for e in episodes)
-    learner = algo_config.build_learner(env=make_training_env({**cfg["env"], "seed": 0}))
-    ppo = cfg["ppo"]
-    learner.update(episodes=episodes, minibatch_size=ppo["minibatch_size"], num_epochs=1)  # warm-up
+    learner = algo_config.build_learner(env=make_training_env({**cfg.env, "seed": 0}))
+    ppo = cfg.ppo
+    learner.update(episodes=episodes, minibatch_size=ppo.minibatch_size, num_epochs=1)  # warm-up
     t = time.perf_counter()
-    learner.update(episodes=episodes, minibatch_size=ppo["minibatch_size"], num_epochs=ppo["num_epochs"])
+    learner.update(episodes=episodes, minibatch_size=ppo.minibatch_size, num_epochs=ppo.num_epochs)
     dt = time.perf_counter() - t
     runner.stop()
     import torch
-    return {"rows": rows, "epochs": ppo["num_epochs"], "update_s": round(dt, 2),
-            "rows_per_s": round(rows * ppo["num_epochs"] / dt, 1), "device": str(learner._device),
+    return {"rows": rows, "epochs": ppo.num_epochs, "update_s": round(dt, 2),
+            "rows_per_s": round(rows * ppo.num_epochs / dt, 1), "device": str(learner._device),
             "torch_threads": torch.get_num_threads()}
 
 
-def measure_training(cfg: dict, iterations: int) -> dict:
+def measure_training(cfg, iterations: int) -> dict:
     """Agent steps trained per second of wall time over `iterations` iterations after a warm-up one."""
     from training.algorithm import build_algo_config
     from callbacks import run_callbacks
@@ -129,7 +129,7 @@ def main(argv=None):
     out, details = {}, {}
     for path in args.configs:
         cfg = load(path, args.set, "trueskill.every=0")
-        mode = cfg["env"].get("mode", EnvConfig.mode)
+        mode = cfg.env.get("mode", EnvConfig.mode)
         if args.only == "learner":
             d = details[mode] = {"config": path, "learner": measure_learner(cfg)}
             print(f"{mode} learner: {d['learner']['rows_per_s']:.0f} rows/s", flush=True)

@@ -76,7 +76,7 @@ def main(argv=None) -> int:
         return print_error(f"--config {args.config!r} is outside the repository {ROOT}: the job runs in a copy of it")
     sets = list(args.set) + ([f"storage_path={args.storage_path}"] if args.storage_path else [])
     cfg = run_config.load(os.path.join(ROOT, config), sets)
-    storage = run_storage.absolute(cfg["storage_path"])
+    storage = run_storage.absolute(cfg.storage_path)
     url = urlparse(args.address)
     if url.scheme not in ("http", "https") or not url.hostname:
         return print_error(f"--address {args.address!r}: expected the dashboard's http://HOST:PORT "
@@ -88,8 +88,8 @@ def main(argv=None) -> int:
     if shutil.which("ray") is None:
         print("error: the `ray` command is missing: pip install -r requirements.txt (ray[default])", file=sys.stderr)
         return 2
-    print(f"submitting {cfg['name']!r} to {args.address}; results in {run_storage.join(storage, cfg['name'])} "
-          f"(tensorboard --logdir {run_storage.join(storage, cfg['name'])})", flush=True)
+    print(f"submitting {cfg.name!r} to {args.address}; results in {run_storage.join(storage, cfg.name)} "
+          f"(tensorboard --logdir {run_storage.join(storage, cfg.name)})", flush=True)
     cmd = submit_command(args.address, config, args.set, storage, args.resume, not args.no_wait)
     return subprocess.run(cmd, cwd=ROOT, env=job_env(os.environ)).returncode
 

@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     module = load_module(args.checkpoint, "CHECKPOINT")
     cfg = run_config.load(os.path.join(pretrain.REPO, pretrain.MODE_CONFIGS[args.mode]))
     env_config = pretrain.imitation_env_config(cfg, args.seed)
-    env_config["time_limit_s"] = args.time_limit or cfg["evaluation"]["time_limit_s"]
+    env_config["time_limit_s"] = args.time_limit or cfg.evaluation.time_limit_s
     plans = [GamePlan(args.seed + k, *sides(STUDENT, TEACHER, k), source="agreement")
              for k in range(args.games)]
     with GameWorkers(args.workers) as workers:

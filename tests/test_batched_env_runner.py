@@ -95,7 +95,7 @@ def test_the_batched_runner_gives_the_learner_the_classic_batch(ray_session, no_
         save_weights(past, path)
         for runner in (classic, batched):
             install_table(runner, ([1], [path], [1.0]))
-    learner = algo_config.build_learner(env=make_training_env({**cfg["env"], "seed": 0}))
+    learner = algo_config.build_learner(env=make_training_env({**cfg.env, "seed": 0}))
     truncated_games = 0
     for n in SAMPLES:
         old, new = classic.sample(num_timesteps=n, explore=True), batched.sample(num_timesteps=n, explore=True)

@@ -133,7 +133,7 @@ def test_driver_killed_after_its_second_checkpoint_resumes_where_the_checkpoint_
     assert metrics[:k] == before["metrics.csv"][:k]
     assert [float(r["env_steps"]) for r in metrics] == [STEPS * i for i in range(1, killed_at + 2)]
     # the schedules go on: iteration i trains with the team spirit of i - 1
-    ts = Schedule.parse("team_spirit", run_config.load(SMOKE)["schedules"]["team_spirit"])
+    ts = Schedule.parse("team_spirit", run_config.load(SMOKE).schedules["team_spirit"])
     assert [float(r["team_spirit"]) for r in metrics] == pytest.approx([ts.value(i, 0) for i in range(killed_at + 1)])
     # league.csv and opponents.csv: the rows up to the checkpoint kept, none after it twice
     for name in ("*/league.csv", "*/opponents.csv"):

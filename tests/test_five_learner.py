@@ -28,7 +28,7 @@ def runner_and_learner(cfg):
     register_env(ENV_NAME, make_training_env)
     algo_config = build_algo_config(cfg, run_callbacks())
     runner = BatchedEnvRunner(config=algo_config)
-    learner = algo_config.build_learner(env=make_training_env({**cfg["env"], "seed": 0}))
+    learner = algo_config.build_learner(env=make_training_env({**cfg.env, "seed": 0}))
     runner.module.set_state(learner.module.get_state())
     return runner, learner
 
@@ -152,10 +152,10 @@ def test_one_core_has_nothing_to_choose():
 def test_sampling_ahead_returns_the_batch_sampled_while_the_learner_trained(ray_session):
     from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 
-    from training.batched_env_runner import STALENESS_KEY
+    from training.settings import run_settings
     runner, learner = runner_and_learner(tiny_smoke(ppo__staleness=1, resources__num_env_runners=1,
                                                     resources__num_envs_per_env_runner=2))
-    assert runner.config.learner_config_dict[STALENESS_KEY] == 1
+    assert run_settings(runner.config).ppo.staleness == 1 and runner._sample_ahead
     first = runner.apply(lambda w: w.sample(num_timesteps=20))  # nothing sampled ahead yet: sampled now
     assert runner._ahead is not None  # ... and the next batch is on its way, with the weights of seq no 0
     state = learner.module.get_state()
@@ -213,7 +213,7 @@ def update_losses(cfg) -> list[float]:
     torch.manual_seed(0)
     np.random.seed(0)
     runner, learner = runner_and_learner(cfg)
-    kickstart_coeff = cfg["schedules"]["kickstart_coeff"]["points"][0][1]
+    kickstart_coeff = cfg.schedules["kickstart_coeff"]["points"][0][1]
     if kickstart_coeff > 0:  # what the schedule callback sets
         learner.set_schedule_values({"kickstart_coeff": kickstart_coeff})
         runner.set_teacher_labels(True)

@@ -16,12 +16,12 @@ def saved_module(path, cfg, seed=3, scale=1.0):
 
     from training.algorithm import make_training_env
     from policies.model.five_module import FiveModelConfig, FiveRLModule
-    env = make_training_env({**cfg["env"], "seed": 0})
+    env = make_training_env({**cfg.env, "seed": 0})
     a0 = env.possible_agents[0]
     torch.manual_seed(seed)
     module = RLModuleSpec(module_class=FiveRLModule, observation_space=env.observation_spaces[a0],
                           action_space=env.action_spaces[a0],
-                          model_config=dict(FiveModelConfig.from_dict(cfg["model"]).__dict__)).build()
+                          model_config=dict(FiveModelConfig.from_dict(cfg.model).__dict__)).build()
     with torch.no_grad():
         for p in module.parameters():
             p.mul_(scale)
@@ -167,8 +167,8 @@ def test_a_bad_agent_teacher_is_refused_naming_the_key(changes, key):
 
 
 def test_an_agent_teacher_without_a_kickstart_loss_labels_nothing():
-    assert tiny_smoke(init__teacher="scripted")["init"]["teacher"] is None
-    assert tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff=0.5)["init"]["teacher"] == "scripted"
+    assert tiny_smoke(init__teacher="scripted").init.teacher is None
+    assert tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff=0.5).init.teacher == "scripted"
 
 
 def test_a_kickstart_loss_without_a_teacher_is_refused_naming_the_key():

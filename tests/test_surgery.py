@@ -307,7 +307,7 @@ def test_surgered_checkpoint_resumes_with_lr_held(ray_session, no_home_results, 
         assert result["training_iteration"] == 3 and result["schedule"]["lr"] == 0.0
         after = algo2.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         assert np.array_equal(np.asarray(after["lstm.weight_hh_l0"]), np.asarray(before["lstm.weight_hh_l0"]))
-        assert algo2.train()["schedule"]["lr"] == pytest.approx(new_cfg["schedules"]["lr"]["points"][0][1])
+        assert algo2.train()["schedule"]["lr"] == pytest.approx(new_cfg.schedules["lr"]["points"][0][1])
         pool2 = LeagueCallback.of(algo2).pool
         assert len(pool2) >= len(pool["versions"])
         assert all(v.weights_path.startswith(str(out)) for v in pool2.versions[:len(pool["versions"])])
@@ -341,8 +341,9 @@ def test_new_action_share_reaches_the_envs_through_the_wrapper():
 
 
 def test_restore_config_errors_name_the_field(tmp_path):
-    from training.run_config import INIT_DEFAULTS, validate
-    assert INIT_DEFAULTS["lr_hold_iterations"] == 5 and INIT_DEFAULTS["lr_hold_lr"] == 0.0
+    from training.run_config import validate
+    from training.settings import InitSettings
+    assert InitSettings().lr_hold_iterations == 5 and InitSettings().lr_hold_lr == 0.0  # Five app. B
     with pytest.raises(ValueError, match=r"config 'init.restore': must be the path of an algorithm checkpoint"):
         validate({"init": {"restore": str(tmp_path)}})
     (tmp_path / "algorithm_state.pkl").write_bytes(b"")

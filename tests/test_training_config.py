@@ -37,13 +37,14 @@ def with_key(dotted: str, value) -> dict:
 
 # ---- validation errors name the key and what is allowed --------------------------------------------------------------
 def test_defaults_fill_an_empty_config():
+    from training.settings import PPOSettings, ResourceSettings, RewardSettings
     cfg = run_config.validate({})
-    assert cfg["ppo"] == run_config.PPO_DEFAULTS
-    assert cfg["reward"] == run_config.REWARD_DEFAULTS
-    assert cfg["resources"] == run_config.RESOURCE_DEFAULTS
-    assert set(cfg["schedules"]) == set(SCHEDULED)
-    assert cfg["schedules"]["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3]]}
-    assert cfg["stop"] == {"training_iteration": 10}
+    assert cfg.ppo == PPOSettings()
+    assert cfg.reward == RewardSettings()
+    assert cfg.resources == ResourceSettings()
+    assert set(cfg.schedules) == set(SCHEDULED)
+    assert cfg.schedules["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3]]}
+    assert cfg.stop == {"training_iteration": 10}
 
 
 def test_unknown_top_level_key():
@@ -56,7 +57,8 @@ def test_unknown_top_level_key():
 def test_unknown_ppo_key():
     msg = error_of(with_key("ppo.lr", 0.1))
     assert "'ppo.lr'" in msg
-    for k in run_config.PPO_DEFAULTS:
+    from training.settings import PPOSettings
+    for k in PPOSettings.defaults():
         assert k in msg
 
 
@@ -98,7 +100,7 @@ def test_out_of_range(dotted, value, expect):
 
 def test_sampling_ahead_needs_remote_batched_env_runners():
     raw = with_key("ppo.staleness", 1)
-    assert run_config.validate(raw)["ppo"]["staleness"] == 1  # smoke: one remote batched runner
+    assert run_config.validate(raw).ppo.staleness == 1  # smoke: one remote batched runner
     for key, value in (("resources.num_env_runners", 0), ("resources.env_runner", "classic")):
         msg = error_of(run_config.set_key(with_key("ppo.staleness", 1), key, value))
         assert "'ppo.staleness'" in msg and "num_env_runners >= 1" in msg, msg
@@ -179,10 +181,9 @@ def test_bad_curriculum_names_the_key_and_the_allowed_values(curriculum, words):
 
 
 def test_the_curriculum_demotion_rule_is_off_unless_set():
-    assert run_config.validate({"opponents": {"curriculum": {"share": 0.5}}})["opponents"]["curriculum"][
-        "demote_at"] is None
+    assert run_config.validate({"opponents": {"curriculum": {"share": 0.5}}}).opponents.curriculum.demote_at is None
     cfg = run_config.load(SMOKE, ["opponents.curriculum={share: 0.5, demote_at: 0.1}"])
-    assert cfg["opponents"]["curriculum"]["demote_at"] == 0.1
+    assert cfg.opponents.curriculum.demote_at == 0.1
 
 
 def test_bad_sweep_value_names_the_swept_key():
@@ -196,12 +197,19 @@ def test_a_sweep_of_a_learner_ppo_key_becomes_a_grid_search_of_the_learners_conf
     from ray.rllib.algorithms.ppo import PPOConfig
 
     from training.algorithm import param_space
+    from training.settings import SETTINGS_KEY
     raw = smoke_raw()
-    raw["sweep"] = {"ppo.aux_win_coeff": [0.05, 0.0]}
+    raw["sweep"] = {"ppo.aux_win_coeff": [0.05, 0.0], "schedules.lr": [1e-4, 1e-3], "env.frameskip": [2, 4]}
     cfg = run_config.validate(raw)
-    algo_config = PPOConfig().training(learner_config_dict={"aux_win_coeff": 0.01, "schedules": {}})
+    algo_config = PPOConfig().training(learner_config_dict={SETTINGS_KEY: cfg.to_dict()})
     space = param_space(cfg, algo_config)
-    assert space["learner_config_dict"]["aux_win_coeff"] == {"grid_search": [0.05, 0.0]}
+    settings = space["learner_config_dict"][SETTINGS_KEY]
+    assert settings["ppo"]["aux_win_coeff"] == {"grid_search": [0.05, 0.0]}
+    assert settings["ppo"]["dual_clip"] is None  # the rest as the run config has it
+    assert settings["schedules"]["lr"] == {"grid_search": [{"unit": "iterations", "points": [[0.0, 1e-4]]},
+                                                           {"unit": "iterations", "points": [[0.0, 1e-3]]}]}
+    assert space["env_config"]["frameskip"] == {"grid_search": [2, 4]}
+    assert cfg.to_dict()["ppo"]["aux_win_coeff"] == 0.01  # the settings themselves untouched
     raw["sweep"] = {"ppo.dual_clip": [0.5]}
     assert "'ppo.dual_clip'" in error_of(raw)
 
@@ -221,16 +229,16 @@ def test_set_overrides_apply_dotted_keys_with_yaml_values():
         "evaluation.opponents=[random, scripted]", "schedules.lr=1.0e-4",
         "schedules.team_spirit={unit: env_steps, points: [[0, 0.1], [1000, 0.9]]}",
         "stop={training_iteration: 5}", "name=other"])
-    assert cfg["ppo"]["num_epochs"] == 2
-    assert cfg["env"]["mode"] == "5v5" and cfg["env"]["time_limit_s"] == 60  # the rest of the section kept
-    assert cfg["reward"]["zero_sum"] is False
-    assert cfg["ppo"]["dual_clip"] == 3
-    assert cfg["seed"] == 7 and cfg["name"] == "other"
-    assert cfg["evaluation"]["opponents"] == ["random", "scripted"]
-    assert cfg["schedules"]["lr"] == {"unit": "iterations", "points": [[0.0, 1e-4]]}
-    assert cfg["schedules"]["team_spirit"] == {"unit": "env_steps", "points": [[0.0, 0.1], [1000.0, 0.9]]}
-    assert cfg["stop"] == {"training_iteration": 5}
-    assert cfg["model"]["lstm_size"] == 32  # untouched sections stay as in the file
+    assert cfg.ppo.num_epochs == 2
+    assert cfg.env["mode"] == "5v5" and cfg.env["time_limit_s"] == 60  # the rest of the section kept
+    assert cfg.reward.zero_sum is False
+    assert cfg.ppo.dual_clip == 3
+    assert cfg.seed == 7 and cfg.name == "other"
+    assert cfg.evaluation.opponents == ("random", "scripted")
+    assert cfg.schedules["lr"] == {"unit": "iterations", "points": [[0.0, 1e-4]]}
+    assert cfg.schedules["team_spirit"] == {"unit": "env_steps", "points": [[0.0, 0.1], [1000.0, 0.9]]}
+    assert cfg.stop == {"training_iteration": 5}
+    assert cfg.model["lstm_size"] == 32  # untouched sections stay as in the file
 
 
 def test_set_override_errors():
@@ -275,15 +283,15 @@ def test_set_key_creates_sections_without_touching_the_input_elsewhere():
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "tune_configs", "*.yaml"))))
 def test_every_shipped_config_validates(path):
     cfg = run_config.load(path)
-    assert cfg["name"]
-    again = run_config.validate(copy.deepcopy(cfg))  # a validated config is itself valid (run_config.yaml)
+    assert cfg.name
+    again = run_config.validate(cfg.to_dict())  # a validated config is itself valid (run_config.yaml)
     assert again == cfg
 
 
 def test_smoke_config_is_a_small_1v1_run():
     cfg = run_config.load(SMOKE)
-    assert cfg["env"]["mode"] == "1v1"
-    assert cfg["schedules"]["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3], [3.0, 0.8]]}
+    assert cfg.env["mode"] == "1v1"
+    assert cfg.schedules["team_spirit"] == {"unit": "iterations", "points": [[0.0, 0.3], [3.0, 0.8]]}
 
 
 # ---- the CLI fails before Ray starts ---------------------------------------------------------------------------------
@@ -354,11 +362,11 @@ def test_constant_schedule_and_round_trip():
 
 def test_initial_schedule_values_use_the_run_frameskip():
     cfg = run_config.load(SMOKE, ["env.frameskip=2", "schedules.gae_horizon_s=60.0"])
-    assert run_config.run_frameskip(cfg) == 2
-    initial = run_config.initial_schedule_values(cfg)
+    assert cfg.frameskip == 2
+    initial = cfg.initial_schedule_values()
     assert initial["gamma"] == pytest.approx(1 - (2 / 30) / 60.0)  # not the default frameskip's 1 - (4 / 30) / 60
     assert initial["team_spirit"] == pytest.approx(0.3)
-    assert run_config.run_frameskip(run_config.load(SMOKE)) == 4  # left out: the engine's default
+    assert run_config.load(SMOKE).frameskip == 4  # left out: the engine's default
 
 
 def test_gamma_from_horizon():
@@ -369,12 +377,12 @@ def test_gamma_from_horizon():
 
 def test_schedule_values_adds_gamma():
     cfg = run_config.load(SMOKE)
-    vals = schedule_values(cfg["schedules"], 0, 0, 4)
+    vals = schedule_values(cfg.schedules, 0, 0, 4)
     assert set(vals) == set(SCHEDULED) | {"gamma"}
     assert vals["gamma"] == pytest.approx(gamma_from_horizon(180.0, 4))
     assert vals["team_spirit"] == pytest.approx(0.3) and vals["lr"] == pytest.approx(3e-4)
-    assert schedule_values(cfg["schedules"], 3, 0, 4)["team_spirit"] == pytest.approx(0.8)
-    assert schedule_values(cfg["schedules"], 1, 0, 4)["team_spirit"] == pytest.approx(0.3 + 0.5 / 3)
+    assert schedule_values(cfg.schedules, 3, 0, 4)["team_spirit"] == pytest.approx(0.8)
+    assert schedule_values(cfg.schedules, 1, 0, 4)["team_spirit"] == pytest.approx(0.3 + 0.5 / 3)
     horizon = {"gae_horizon_s": {"unit": "iterations", "points": [[0, 60.0], [10, 180.0]]}}
     v = schedule_values(horizon, 5, 0, 2)
     assert v["gae_horizon_s"] == pytest.approx(120.0)
@@ -399,7 +407,7 @@ def test_minibatch_larger_than_the_train_batch_is_rejected_before_ray():
     from training.run_config import validate
     with pytest.raises(ValueError, match=r"ppo.minibatch_size.*<= ppo.train_batch_size \(4000\)"):
         validate({"ppo": {"train_batch_size": 4000, "minibatch_size": 4096}})
-    assert validate({})["ppo"]["minibatch_size"] <= validate({})["ppo"]["train_batch_size"]
+    assert validate({}).ppo.minibatch_size <= validate({}).ppo.train_batch_size
 
 
 def test_trueskill_under_points_needs_references_rated_under_points(tmp_path):
@@ -411,7 +419,7 @@ def test_trueskill_under_points_needs_references_rated_under_points(tmp_path):
     assert "'trueskill.time_limit_outcome'" in msg and "rated with 'draw'" in msg and str(refs) in msg
     refs.write_text(json.dumps({"mode": "5v5", "time_limit_outcome": "points",
                                 "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0}}}))
-    assert run_config.validate(raw)["trueskill"]["time_limit_outcome"] == "points"
+    assert run_config.validate(raw).trueskill.time_limit_outcome == "points"
 
 
 def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
@@ -471,7 +479,7 @@ def test_a_csv_with_older_columns_is_rewritten_with_the_new_ones_and_its_rows_ke
 def test_a_wall_clock_deadline_stops_a_run_and_nothing_before_it(monkeypatch):
     from training.run_config import RunStopper
     monkeypatch.setattr(RunStopper, "current", None)  # app.train.main sets it in this process (other tests)
-    stop = run_config.validate({"stop": {"timestamp": 1_000_000}})["stop"]
+    stop = run_config.validate({"stop": {"timestamp": 1_000_000}}).stop
     stopper = RunStopper(stop)
     assert not stopper("t", {"timestamp": 999_999, "training_iteration": 5})
     assert stopper("t", {"timestamp": 1_000_000, "training_iteration": 6})

@@ -20,7 +20,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(ROOT, "tune_configs", "smoke.yaml")
 
 
-def tiny_smoke(**changes) -> dict:
+def tiny_smoke(**changes):
     """The smoke config (1v1, tiny network) with tiny batches and short games, validated. `changes`: dotted keys
     with "__" for "." (reward__zero_sum=False)."""
     with open(SMOKE) as f:
@@ -72,13 +72,13 @@ def test_main_runs_and_resumes_with_schedules(ray_session, tmp_path, capsys):
     assert main(common + ["--set", "stop.training_iteration=3", "--resume"]) == 0
     rows = read_metrics(run_dir)
     assert [int(r["iteration"]) for r in rows] == [1, 2, 3], "--resume did not continue to the raised stop"
-    steps_per_iter = run_config.load(SMOKE)["ppo"]["train_batch_size"]
+    steps_per_iter = run_config.load(SMOKE).ppo.train_batch_size
     # continued (not restarted): the lifetime env steps go on
     assert [float(r["env_steps"]) for r in rows] == [steps_per_iter * k for k in (1, 2, 3)]
     # the team spirit used in iteration k is the schedule at k - 1 (ScheduleCallback: applied before the first
     # iteration, then after each one for the next); the resumed iteration 3 uses the value at 2, not at 0
     cfg = run_config.load(SMOKE)
-    ts = Schedule.parse("team_spirit", cfg["schedules"]["team_spirit"])
+    ts = Schedule.parse("team_spirit", cfg.schedules["team_spirit"])
     logged = [float(r["team_spirit"]) for r in rows]
     assert logged == pytest.approx([ts.value(k, 0) for k in (0, 1, 2)])
     assert logged[2] == pytest.approx(0.3 + 0.5 * 2 / 3)
@@ -187,11 +187,11 @@ def test_team_spirit_survives_env_runner_restart(ray_session, no_home_results):
         from callbacks.schedules import ScheduleCallback
         ids = group.healthy_worker_ids()
         group.foreach_env_runner(lambda er: set_ts(er, 0.2), local_env_runner=False)
-        ScheduleCallback().on_env_runners_recreated(algorithm=algo, env_runner_group=group, env_runner_indices=ids,
-                                                    is_evaluation=True)
+        ScheduleCallback.of(algo).on_env_runners_recreated(algorithm=algo, env_runner_group=group,
+                                                           env_runner_indices=ids, is_evaluation=True)
         assert group.foreach_env_runner(env_team_spirit, local_env_runner=False) == [[pytest.approx(0.2)]]
-        ScheduleCallback().on_env_runners_recreated(algorithm=algo, env_runner_group=group, env_runner_indices=ids,
-                                                    is_evaluation=False)
+        ScheduleCallback.of(algo).on_env_runners_recreated(algorithm=algo, env_runner_group=group,
+                                                           env_runner_indices=ids, is_evaluation=False)
         assert group.foreach_env_runner(env_team_spirit, local_env_runner=False) == [[pytest.approx(0.9)]]
     finally:
         algo.stop()

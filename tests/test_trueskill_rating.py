@@ -13,7 +13,7 @@ from policies.league import ratings as R
 from policies.league.references import VersionRater
 from policies.model.five_module import FiveRLModule
 from policies.model.module_ids import MAIN
-from training.run_config import TRUESKILL_DEFAULTS
+from training.settings import SETTINGS_KEY, RunSettings, TrueSkillSettings
 from callbacks import trueskill_rating as T
 
 TINY = {"lstm_size": 8, "unit_embed": 8, "hero_embed": 8, "global_embed": 4, "private_embed": 8, "replica_size": 16,
@@ -155,16 +155,18 @@ def test_the_actor_keeps_one_pending_version_and_polls_without_blocking(ray_sess
 class FakeAlgorithm:
     """What TrueSkillCallback reads of an Algorithm (no training here: the training tests cover that)."""
 
-    def __init__(self, settings, module, logdir):
+    def __init__(self, trueskill: dict, module, logdir):
+        """`trueskill`: the run's trueskill settings that differ from the defaults."""
         from types import SimpleNamespace
-        self.config = SimpleNamespace(learner_config_dict={T.TRUESKILL_KEY: settings}, env_config={})
+        settings = {**RunSettings().to_dict(), "trueskill": {**TrueSkillSettings().to_dict(), **trueskill}}
+        self.config = SimpleNamespace(learner_config_dict={SETTINGS_KEY: settings}, env_config={})
         self.learner_group = SimpleNamespace(get_weights=lambda module_ids: {MAIN: module.get_state()})
         self.get_module = lambda module_id: module
         self.logdir, self.iteration = logdir, 0
 
 
 def test_the_callback_reports_finished_versions_and_writes_the_csv(ray_session, spec, tmp_path):
-    algo = FakeAlgorithm({**TRUESKILL_DEFAULTS, "every": 2, "games": 2, "time_limit_s": TIME_LIMIT_S, "cpu_share": 1.0,
+    algo = FakeAlgorithm({"every": 2, "games": 2, "time_limit_s": TIME_LIMIT_S, "cpu_share": 1.0,
                           "references": refs(random=("random", 0.0))}, spec.build(), str(tmp_path))
     cb = T.TrueSkillCallback()
     cb.on_algorithm_init(algorithm=algo)
@@ -212,8 +214,8 @@ def test_a_version_is_rated_only_under_the_rule_of_its_references(version_module
     assert ev.time_limit_outcome == "points"
 
 
-def test_the_callback_is_off_without_settings_or_with_every_zero(spec, tmp_path):
-    for settings in (None, {"every": 0}):
+def test_the_callback_is_off_by_default_and_with_every_zero(spec, tmp_path):
+    for settings in ({}, {"every": 0}):
         algo = FakeAlgorithm(settings, spec.build(), str(tmp_path))
         cb = T.TrueSkillCallback()
         cb.on_algorithm_init(algorithm=algo)

@@ -57,17 +57,15 @@ from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SA
 
 from moba.game.teams import NO_WINNER, side_of_agent
 from policies.learning.advantages import BOOTSTRAP_VALUE
-from policies.learning.five_learner import INIT_KEY
 from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, agent_teacher, label
 from policies.model.five_module import WIN_PROB
 from policies.model.module_ids import MAIN
 from training.game_metrics import RAW_RETURN_KEY, WINNER_KEY, GameTally
 from training.opponents import RunnerMatchups, game_ended, game_started
+from training.settings import run_settings
 
 logger = logging.getLogger(__name__)
 FIXED_AGENT = "fixed agent"  # _Game.module_of for the heroes a fixed agent plays (no module: never training data)
-# learner_config_dict key of ppo.staleness: 1 = sample the next batch while the learner trains on this one (app. M)
-STALENESS_KEY = "staleness"
 
 
 def stack(items: list):
@@ -145,10 +143,11 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self._ship_dist_inputs = bool(self.config.use_kl_loss)  # only a KL loss reads them in the learner
         # the kickstart's agent teacher (init.teacher: an agent name), and whether its loss is on (the schedule:
         # set_teacher_labels); while it is off the games skip the teacher and label every step with a no-op
-        self._teacher_name = agent_teacher((self.config.learner_config_dict or {}).get(INIT_KEY))
+        settings = run_settings(self.config)
+        self._teacher_name = agent_teacher(settings.init.teacher)
         self._teacher_labels = self._teacher_name is not None
         # ppo.staleness 1: the next batch is sampled in a thread while the learner trains (see sample())
-        self._sample_ahead = int((self.config.learner_config_dict or {}).get(STALENESS_KEY, 0)) > 0
+        self._sample_ahead = settings.ppo.staleness > 0
         self._ahead_args = None  # the arguments of the batch to sample ahead once the current call returns
         self._ahead = None  # (thread, result holder, arguments) of the batch being sampled ahead
         self._ahead_result = None  # (result holder, arguments) of the last batch sampled ahead, until sample() takes it

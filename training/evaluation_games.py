@@ -21,7 +21,6 @@ EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset", "e
                  "observation_groups", "constant_observations")  # the last two: the observation layout (surgery)
 
 
-EVAL_KEY = "five_evaluation"  # where the settings travel inside config.learner_config_dict
 SEED_STRIDE = 1000  # the evaluation after iteration i plays games with seeds SEED_STRIDE * i + g
 REPLAY_DIR = "replays"  # in the trial directory
 AGENT_NAME = "main"  # the module's name in the replays' headers

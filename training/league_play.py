@@ -27,9 +27,10 @@ from moba.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_agent
 from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, game_score, team_margin
 from policies.model.module_ids import MAIN, SLOT_PREFIX
 from training import run_storage
+from training.settings import LeagueSettings, run_settings
 
 
-LEAGUE_KEY = "five_league"  # settings in config.learner_config_dict; the matchup in episode.custom_data
+LEAGUE_KEY = "five_league"  # the matchup of a league game in episode.custom_data
 WEIGHTS_DIR = "league"
 CSV_NAME = "league.csv"
 CSV_COLUMNS = ("iteration", "version", "snapshot_iteration", "quality", "probability", "games", "current_wins")
@@ -57,10 +58,10 @@ def load_weights(location: str) -> dict:
     return torch.load(io.BytesIO(run_storage.read_bytes(location)), weights_only=False)
 
 
-def league_settings(config) -> dict:
-    """The run's league settings (an AlgorithmConfig's), {} when league play is off."""
-    cfg = config.learner_config_dict.get(LEAGUE_KEY) or {}
-    return cfg if cfg.get("enabled") else {}
+def league_settings(config) -> LeagueSettings | None:
+    """The run's league settings (an AlgorithmConfig's), None when league play is off."""
+    league = run_settings(config).league
+    return league if league.enabled else None
 
 
 # ---- env runner side -------------------------------------------------------------------------------------------------
@@ -121,11 +122,11 @@ class RunnerLeague:
 
 def make_runner_league(config, worker_index: int) -> RunnerLeague | None:
     """The RunnerLeague of env runner `worker_index` of a run (an AlgorithmConfig), or None when league play is off."""
-    cfg = league_settings(config)
-    if not cfg:
+    league = league_settings(config)
+    if league is None:
         return None
     seed = (config.seed or 0) * 1009 + worker_index
-    return RunnerLeague(cfg["slots"], cfg["past_fraction"], seed, cfg["time_limit_outcome"])
+    return RunnerLeague(league.slots, league.past_fraction, seed, league.time_limit_outcome)
 
 
 def runner_league(env_runner) -> RunnerLeague | None:

@@ -14,27 +14,28 @@ from __future__ import annotations
 from moba.game.teams import TEAM_NAMES
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, OpponentMix
 from training import league_play
+from training.settings import RunSettings, run_settings
 
-
-OPPONENTS_KEY = "five_opponents"  # settings in config.learner_config_dict
 CSV_NAME = "opponents.csv"
 CSV_COLUMNS = ("iteration", "opponent", "share", "games", "wins", "draws", "win_rate", "curriculum_level")
 
 
-def opponent_settings(config) -> dict:
-    """The run's opponent settings ({} when every game is self-play or league play as before)."""
-    return config.learner_config_dict.get(OPPONENTS_KEY) or {}
+def has_opponent_mix(settings: RunSettings) -> bool:
+    """Whether a run plays fixed agents or a curriculum; without, every game is self-play or league play (the league
+    then draws its own games, as without the ``opponents:`` section)."""
+    return bool(settings.opponents.fixed) or settings.opponents.curriculum.share > 0
 
 
 # ---- env runner side -------------------------------------------------------------------------------------------------
 class RunnerOpponents:
     """One env runner's opponent draws, the curriculum level it plays and the fixed-agent results not yet collected."""
 
-    def __init__(self, settings: dict, seed: int):
-        self.mix = OpponentMix(settings["shares"], seed)
-        self.ladder = list(settings.get("ladder") or [])
+    def __init__(self, settings: RunSettings, seed: int):
+        opponents = settings.opponents
+        self.mix = OpponentMix(opponents.shares(settings.league), seed)
+        self.ladder = list(opponents.curriculum.ladder) if opponents.curriculum.share > 0 else []
         self.level_agent = self.ladder[0] if self.ladder else None
-        self.time_limit_outcome = settings["time_limit_outcome"]
+        self.time_limit_outcome = opponents.time_limit_outcome
         self.seed = seed
         self.games = 0
         self.results: list[tuple[str, float]] = []
@@ -62,8 +63,8 @@ class RunnerOpponents:
 def make_runner_opponents(config, worker_index: int) -> RunnerOpponents | None:
     """The RunnerOpponents of env runner `worker_index` of a run (an AlgorithmConfig), or None without an opponents
     mix."""
-    settings = opponent_settings(config)
-    if not settings:
+    settings = run_settings(config)
+    if not has_opponent_mix(settings):
         return None
     return RunnerOpponents(settings, (config.seed or 0) * 2003 + worker_index)
 

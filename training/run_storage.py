@@ -15,7 +15,6 @@ import os
 import posixpath
 
 SCHEME_SEP = "://"
-STORAGE_KEY = "five_storage"  # the run's storage path (a local path or a URI) in config.learner_config_dict
 
 
 def is_uri(location: str) -> bool:

@@ -19,7 +19,7 @@ TRUESKILL_BETA = TRUESKILL_SIGMA / 2.0  # app. J
 TRUESKILL_TAU = 0.0  # app. J
 TRUESKILL_DRAW_PROBABILITY = 0.02  # app. J
 MATCHMAKING_RANGE = 10.0  # app. J: "we avoid playing agents more than 10 TrueSkill points away"
-# app. J; the CPU defaults (policies/league/references.py, training/run_config.py) are far smaller
+# app. J; the CPU defaults (policies/league/references.py, training/settings.py) are far smaller
 PAPER_GAMES_PER_VERSION = 750
 ANCHOR_AGENT = "random"  # app. J: "an agent playing randomly has mu = 0"
 ELO_K = 200.0  # HoK app. H.4

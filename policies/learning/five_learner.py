@@ -3,7 +3,7 @@
 On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus, optional KL):
 
 - dual-clip PPO (HoK app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
-- the entropy bonus on the whole action's entropy or on each head's (``entropy_bonus``, training/run_config.py);
+- the entropy bonus on the whole action's entropy or on each head's (``ppo.entropy_bonus``, training/settings.py);
 - the auxiliary win-probability head (Five app. D), trained with a small weight on the label of eq. 10;
 - the kickstart loss (Schmitt et al. 2018) towards a teacher module or agent (policies/learning/kickstart.py),
   weighted by the kickstart_coeff schedule;
@@ -19,9 +19,10 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
   GAE discount and the kickstart loss's weight;
 - Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
 
-Settings come from ``config.learner_config_dict`` (the ``ppo:`` and ``resources:`` sections of a run config,
-training/run_config.py): ``dual_clip`` (None or c), ``aux_win_coeff``, ``entropy_bonus`` ("action" or "heads"),
-``adam_beta1``, ``adam_beta2``, ``learner_threads``.
+Settings come from ``config.learner_config_dict[SETTINGS_KEY]``, the run's settings as plain nested dicts
+(training/settings.RunSettings.to_dict(); this layer sits below training): ``ppo`` ``dual_clip`` (None or c),
+``aux_win_coeff``, ``entropy_bonus`` ("action" or "heads"), ``adam_beta1``, ``adam_beta2``; ``resources``
+``learner_threads``; ``init`` ``teacher``.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ from policies.learning.win_label import WIN_LABEL
 from policies.model.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
 from policies.model.module_ids import MAIN
 
-INIT_KEY = "five_init"  # learner_config_dict: the run config's init section (init.teacher: the kickstart teacher)
+SETTINGS_KEY = "five_run"  # learner_config_dict: the run's settings (training/settings.RunSettings.to_dict())
 LEAGUE_STATE_KEY = "five_league_pool"
 CURRICULUM_STATE_KEY = "five_curriculum"
 SAMPLES_OPTIMIZED = "samples_optimized"
@@ -120,11 +121,17 @@ class RealSteps:
         return x[self.mask].sum() / self.count
 
 
+def run_settings_dict(config) -> dict:
+    """The run's settings of an AlgorithmConfig as plain nested dicts (training.settings.run_settings gives them
+    typed, a layer above)."""
+    return config.learner_config_dict[SETTINGS_KEY]
+
+
 class FivePPOLearner(PPOTorchLearner):
     @override(PPOTorchLearner)
     def build(self):
         super().build()
-        self._five_entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
+        self._entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
         self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
         self.curriculum_state = None  # the curriculum's state (callbacks/opponents.py), saved with the learner
         pipeline = self._learner_connector
@@ -134,10 +141,10 @@ class FivePPOLearner(PPOTorchLearner):
                     pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
         self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
         self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
-        init = self.config.learner_config_dict.get(INIT_KEY) or {}
+        settings = run_settings_dict(self.config)
         # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
-        self._teacher_agent = agent_teacher(init)
-        teacher = None if self._teacher_agent else init.get("teacher")
+        self._teacher_agent = agent_teacher(settings["init"]["teacher"])
+        teacher = None if self._teacher_agent else settings["init"]["teacher"]
         if teacher:
             from policies.league.references import load_module
             self._teacher = load_module(teacher).to(self._device).eval()
@@ -147,7 +154,7 @@ class FivePPOLearner(PPOTorchLearner):
             if self._teacher.get_initial_state()["h"].shape != mine or not hasattr(self._teacher, "team_groups"):
                 raise ValueError(f"init.teacher {teacher!r}: the kickstart teacher must be an OpenAI Five module with "
                                  f"the policy's LSTM size {mine[0]} (it reads the policy's LSTM state)")
-        threads = int(self.config.learner_config_dict.get("learner_threads", 0))
+        threads = int(settings["resources"]["learner_threads"])
         self._threads = ThreadChooser(os.cpu_count() or 1) if threads == 0 and self._device.type == "cpu" else None
         self._fixed_threads = threads or None
         if self._device.type == "cpu":
@@ -158,8 +165,8 @@ class FivePPOLearner(PPOTorchLearner):
         """RLlib's Adam, with the run config's betas (Table 2: 0.9, 0.999); the learning rate is RLlib's (constant,
         or set per iteration by the lr schedule)."""
         params = self.get_parameters(self._module[module_id])
-        extra = config.learner_config_dict
-        optimizer = torch.optim.Adam(params, betas=(extra["adam_beta1"], extra["adam_beta2"]))
+        ppo = run_settings_dict(config)["ppo"]
+        optimizer = torch.optim.Adam(params, betas=(ppo["adam_beta1"], ppo["adam_beta2"]))
         self.register_optimizer(module_id=module_id, optimizer=optimizer, params=params, lr_or_lr_schedule=config.lr)
 
     @override(PPOTorchLearner)
@@ -256,7 +263,7 @@ class FivePPOLearner(PPOTorchLearner):
             for optimizer in self._named_optimizers.values():
                 self._set_optimizer_lr(optimizer, float(values["lr"]))
         if "entropy_coeff" in values:
-            self._five_entropy_coeff = float(values["entropy_coeff"])
+            self._entropy_coeff = float(values["entropy_coeff"])
         if "gamma" in values:
             for c in self._learner_connector.connectors:
                 if isinstance(c, GeneralAdvantageEstimation):
@@ -268,7 +275,7 @@ class FivePPOLearner(PPOTorchLearner):
     def get_schedule_values(self) -> dict:
         lrs = [self._get_optimizer_lr(o) for o in self._named_optimizers.values()]
         gammas = [c.gamma for c in self._learner_connector.connectors if isinstance(c, GeneralAdvantageEstimation)]
-        return {"lr": float(lrs[0]) if lrs else None, "entropy_coeff": self._five_entropy_coeff,
+        return {"lr": float(lrs[0]) if lrs else None, "entropy_coeff": self._entropy_coeff,
                 "gamma": float(gammas[0]) if gammas else None, "kickstart_coeff": self._kickstart_coeff}
 
     # ---- loss --------------------------------------------------------------------------------------------------------
@@ -308,7 +315,7 @@ class FivePPOLearner(PPOTorchLearner):
         logp = dist.logp(batch[Columns.ACTIONS])
         ratio = torch.exp(logp - batch[Columns.ACTION_LOGP])
         surrogate = dual_clip_surrogate(batch[Postprocessing.ADVANTAGES], ratio, config.clip_param,
-                                        config.learner_config_dict.get("dual_clip"))
+                                        run_settings_dict(config)["ppo"]["dual_clip"])
         self.metrics.log_dict({
             POLICY_LOSS_KEY: -steps.mean(surrogate),
             # how far the learner's log-probabilities are from those the env runners sampled with (0 at the first
@@ -337,9 +344,9 @@ class FivePPOLearner(PPOTorchLearner):
         """Per step: the action's entropy, and its coefficient (the entropy_coeff schedule, else RLlib's)."""
         # the action's entropy, split by head; with ppo.entropy_bonus "heads" the parameter heads' read-probabilities
         # carry no gradient: the same value, and the bonus no longer pulls the primary toward parameter-reading actions
-        heads = dist.head_entropies(constant_reads=config.learner_config_dict.get("entropy_bonus") == "heads")
+        heads = dist.head_entropies(constant_reads=run_settings_dict(config)["ppo"]["entropy_bonus"] == "heads")
         entropy = sum(heads.values())
-        coeff = self._five_entropy_coeff
+        coeff = self._entropy_coeff
         if coeff is None:
             coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
         self.metrics.log_dict({
@@ -399,5 +406,5 @@ class FivePPOLearner(PPOTorchLearner):
             return torch.zeros((), device=batch[Columns.ACTION_LOGP].device)
         aux = steps.mean(F.binary_cross_entropy_with_logits(fwd_out[WIN_LOGIT], batch[WIN_LABEL], reduction="none"))
         self.metrics.log_value((module_id, "aux_win_loss"), aux.item(), window=1)
-        return config.learner_config_dict["aux_win_coeff"] * aux
+        return run_settings_dict(config)["ppo"]["aux_win_coeff"] * aux
 

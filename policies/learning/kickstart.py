@@ -27,10 +27,10 @@ TEACHER_NLL_CAP = 20.0
 NOOP_LABEL = np.array([NOOP_ACTION[k] for k in ACTION_KEYS], np.int64)  # the label while the loss is off
 
 
-def agent_teacher(init: dict) -> str | None:
-    """The teacher's agent name when ``init.teacher`` names an agent (not a module checkpoint), else None."""
+def agent_teacher(teacher) -> str | None:
+    """The teacher's agent name when `teacher` (the run's ``init.teacher``) names an agent (not a module
+    checkpoint), else None."""
     from policies.agents.by_name import AGENTS
-    teacher = (init or {}).get("teacher")
     return teacher if isinstance(teacher, str) and teacher in AGENTS else None
 
 

@@ -53,7 +53,7 @@ MAX_CLASS_WEIGHT = 20.0  # the largest class weight of a primary action
 # "copycat" problem of behaviour cloning with action histories, Wen et al. 2020); in play it then kept walking up the
 # lane at 4% health. With the swap the previous action stops being a reliable answer
 PREV_ACTION_NOISE = 0.5
-GRAD_CLIP = 5.0  # global gradient norm, as PPO's grad_clip (training/run_config.PPO_DEFAULTS)
+GRAD_CLIP = 5.0  # global gradient norm, as PPO's grad_clip (training/settings.PPOSettings)
 EVAL_LANES = 256  # lanes of the no-gradient passes (normalizer updates, agreement)
 
 

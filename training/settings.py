@@ -1,0 +1,710 @@
+"""A run's settings, typed: one frozen dataclass per section of a run config (tune_configs/*.yaml), each field's
+default the paper's number with its citation, each section validated where it is built.
+
+``RunSettings.from_dict(raw)`` builds the settings of a raw run config (the YAML mapping) or raises ValueError naming
+the key (``config 'ppo.clip_param': must be > 0, got -1``); ``to_dict()`` gives the plain nested dicts back (what
+validation filled in included), and ``from_dict(settings.to_dict())`` rebuilds the same settings. The sections::
+
+    name, seed                       # run name (results/<name>), the seed
+    env: {...}                       # moba.env.config.EnvConfig keys (+ "remote": "host:port" or a list, and the
+                                     # game-server client's timeout_s, retries)
+    reward: RewardSettings           # training-side post-processing; team spirit is a schedule
+    model: {...}                     # policies.model.five_module.FiveModelConfig (network sizes)
+    ppo: PPOSettings
+    schedules: {name: {"unit", "points"}}   # training/schedules.py specs, SCHEDULE_DEFAULTS
+    resources: ResourceSettings
+    evaluation: EvaluationSettings   # win rates against reference agents, in the driver
+    trueskill: TrueSkillSettings     # the in-training TrueSkill evaluator (Five app. J)
+    league: LeagueSettings           # past opponents (Five app. N)
+    opponents: OpponentSettings      # fixed agents and a ladder curriculum (CurriculumSettings)
+    init: InitSettings               # pretrained weights, the kickstart loss's teacher, a restore after surgery
+    stop: {...}                      # any of STOP_KEYS
+    checkpoint: CheckpointSettings
+    storage_path                     # a local path, or a URI every node of a cluster reaches (s3://, gs://, file://)
+    sweep: {"section.key": [values, ...]}   # a Tune grid search
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import dataclasses
+import weakref
+from dataclasses import dataclass, field, fields, is_dataclass
+
+from moba.env.config import EnvConfig
+from moba.env.rewards import TEAM_SPIRIT
+from moba.game.constants import DEFAULT_FRAMESKIP
+from policies.agents.ladder import LADDER
+from policies.league.curriculum import CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_WINDOW, LEAGUE, SELF
+from policies.league.pool import PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS
+from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCOMES
+from policies.league.references import references_outcome_rule
+from policies.learning.five_learner import AUX_WIN_COEFF, SETTINGS_KEY
+from policies.model.five_module import FiveModelConfig
+from training.schedules import SCHEDULED, Schedule, schedule_values
+
+SCHEDULE_DEFAULTS = {  # Five Table 2, "Baseline" column, unless noted
+    "team_spirit": TEAM_SPIRIT,  # Table 2, Baseline (0.3)
+    "lr": 5e-5,  # Table 2, Baseline
+    "entropy_coeff": 0.01,  # Table 2, Baseline
+    "gae_horizon_s": 180.0,  # Table 2, Baseline: GAE horizon 180 s (gamma = 1 - T/H, eq. 3)
+    # weight of the kickstart loss, KL(teacher || policy) on the training batch (Schmitt et al. 2018; the teacher is
+    # init.teacher or init.checkpoint); 0 = off, the reproduction's default: OpenAI Five learned from scratch
+    "kickstart_coeff": 0.0,
+    # the share of games in which the env config's new_actions are legal (Five app. B: new actions are annealed
+    # in "starting with 0% of rollout games ... slowly ramping up to 100%"); 1 = always (no new action)
+    "new_action_share": 1.0,
+}
+SCHEDULE_RANGES = {"team_spirit": (0.0, 1.0), "lr": (0.0, 1.0), "entropy_coeff": (0.0, 10.0),
+                   "gae_horizon_s": (0.2, 1e5), "kickstart_coeff": (0.0, 100.0), "new_action_share": (0.0, 1.0)}
+# Five app. B "Smooth Training Restart": after surgery, "a learning rate of 0 for the first several hours of
+# training" while Adam's moments adjust and the rollouts reach steady state. Several hours of OpenAI Five are a few
+# iterations here (a CPU run makes 30-90 iterations an hour)
+SURGERY_LR_HOLD_ITERATIONS = 5
+SURGERY_LR_HOLD_LR = 0.0
+# options the results rejected, removed; a config that still sets one is refused with the reason
+REMOVED_KEYS = {
+    "ppo.kickstart_class_weight_power": "the online teacher's loss weighs every step alike: class-weighted, the "
+                                        "student copied the rare actions and won fewer games (README \"Learning to "
+                                        "win\", run 5)",
+    "ppo.kickstart_params_floor": "the kickstart loss has one weight, schedules.kickstart_coeff: kept on the parameter "
+                                  "heads only, PPO dropped the attacks (README \"Learning to win\", runs 15, 16)",
+}
+STALENESS_VALUES = (0, 1)  # ppo.staleness
+ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
+# the ppo keys the learner reads from its settings, which a sweep can therefore vary per trial (the others are
+# RLlib's own training settings)
+LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "adam_beta1", "adam_beta2")
+ENV_RUNNERS = ("batched", "classic")  # training/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
+REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
+# timestamp: a wall-clock deadline (Unix seconds; Tune's time_total_s counts only the iterations' own time, not the
+# evaluation games, checkpoints and Ray's start-up between them)
+STOP_KEYS = ("training_iteration", "time_total_s", "num_env_steps_sampled_lifetime", "timestamp")
+STOP_DEFAULT = {"training_iteration": 10}
+TOP_KEYS = ("name", "seed", "env", "reward", "model", "ppo", "schedules", "resources", "evaluation", "trueskill",
+            "league", "opponents", "init", "stop", "checkpoint", "storage_path", "sweep")
+ENV_CLIENT_KEYS = ("timeout_s", "retries")  # RemoteMobaEnv's client settings in the env section
+
+
+def _bad(key, msg):
+    raise ValueError(f"config {key!r}: {msg}")
+
+
+def _plain(value):
+    """A field's value as YAML would hold it: sections as dicts, tuples as lists."""
+    if is_dataclass(value):
+        return value.to_dict()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return copy.deepcopy(value)
+
+
+class _Section:
+    """What every section shares: its defaults as a mapping, the check of a given mapping against them, to_dict."""
+
+    @classmethod
+    def defaults(cls) -> dict:
+        """The section's defaults as plain values (a nested section as a dict)."""
+        return cls().to_dict()
+
+    @classmethod
+    def _checked(cls, given, key: str) -> dict:
+        """The defaults updated by `given`, each given value of the default's type (a bool for a bool, an int for an
+        int, a number for a float, a list for a list; anything for a None, str or mapping default: the section
+        checks it)."""
+        defaults = cls.defaults()
+        if not isinstance(given, dict):
+            _bad(key, f"must be a mapping, got {type(given).__name__}")
+        unknown = sorted(set(given) - set(defaults))
+        if unknown:
+            dotted = f"{key}.{unknown[0]}"
+            _bad(dotted, f"{'removed: ' + REMOVED_KEYS[dotted] if dotted in REMOVED_KEYS else 'unknown key'}; "
+                         f"allowed: {sorted(defaults)}")
+        out = dict(defaults)
+        for k, v in given.items():
+            d = defaults[k]
+            if isinstance(d, bool):
+                ok = isinstance(v, bool)
+            elif isinstance(d, int):
+                ok = isinstance(v, int) and not isinstance(v, bool)
+            elif isinstance(d, float):
+                ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+            elif isinstance(d, list):
+                ok = isinstance(v, list)
+            else:
+                ok = True  # a None default: the section checks the value
+            if not ok:
+                _bad(f"{key}.{k}", f"must be {type(d).__name__}, got {v!r}")
+            out[k] = v
+        return out
+
+    def to_dict(self) -> dict:
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+
+    @classmethod
+    def from_validated(cls, d: dict):
+        """The section of a validated ``to_dict()``, rebuilt without checks: the learner and the env runners read
+        the settings the driver checked, where its paths may not exist (another node of a cluster)."""
+        default = cls()
+        values = {}
+        for f in fields(cls):
+            v, dv = d[f.name], getattr(default, f.name)
+            values[f.name] = (type(dv).from_validated(v) if isinstance(dv, _Section) else
+                              tuple(v) if isinstance(dv, tuple) else v)
+        return cls(**values)
+
+
+@dataclass(frozen=True)
+class RewardSettings(_Section):
+    """Training-side reward post-processing (moba/env/reward_wrapper.py); team spirit is a schedule."""
+    zero_sum: bool = True  # Five app. G
+    time_decay: bool = True  # Five app. G
+    normalize: bool = True  # Five Table 2 footnote c: rewards divided by a running std (of the discounted returns)
+
+    @classmethod
+    def from_dict(cls, d, key: str = "reward") -> "RewardSettings":
+        return cls(**cls._checked(d, key))
+
+
+@dataclass(frozen=True)
+class PPOSettings(_Section):
+    """PPO (Five Table 2, "Baseline" column, unless noted). ``staleness`` is checked against the resources by
+    ``check_staleness`` (RunSettings.from_dict calls it after the resources section)."""
+    train_batch_size: int = 4000  # env steps per iteration (the paper's 983,040 samples don't fit a laptop)
+    minibatch_size: int = 4000  # agent steps per SGD minibatch (at most train_batch_size)
+    num_epochs: int = 1  # sample reuse ~1 (Table 2: 1.0 <-> 1.1)
+    gae_lambda: float = 0.95  # Table 2: GAE lambda
+    clip_param: float = 0.2  # Table 2: PPO clipping
+    vf_loss_coeff: float = 1.0  # Table 2: value loss weight
+    vf_clip_param: float = 100.0
+    grad_clip: float = 5.0
+    use_kl_loss: bool = False  # the paper's PPO has no KL penalty
+    dual_clip: float | None = None  # HoK app. G: c = 3 gives dual-clip PPO ("... are set as 0.2 and 3")
+    aux_win_coeff: float = AUX_WIN_COEFF  # Five app. D: the win-probability head trains with a very small weight (0.01)
+    # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
+    # parameter head's counted where the sampled primary reads it (policies/model/action_distribution.py): its
+    # gradient also moves the primary toward the primaries that read more parameters (a move's offsets add up to
+    # 2 ln 9 = 4.4 nats). "heads": each head's own entropy, a parameter head's weighted by the (constant) probability
+    # that a primary reading it is picked, so the bonus keeps every head from collapsing without choosing the
+    # primary. Measured in 1v1 (README "Learning to win", runs 12 and 13): it keeps the primary from collapsing in
+    # the first minute, and changed neither a scratch run's outcome nor a kickstarted student's drift
+    entropy_bonus: str = "action"
+    adam_beta1: float = 0.9  # Table 2
+    adam_beta2: float = 0.999  # Table 2
+    # Five app. M staleness: versions between the weights that sampled a batch and those that train on it. 0: RLlib's
+    # synchronous PPO (sample, then train); 1: the env runners sample the next batch while the learner trains on this
+    # one (OpenAI Five's rollout workers never wait for the optimizer), so neither waits for the other. Needs the
+    # batched env runner on at least one remote env runner.
+    staleness: int = 0
+
+    @classmethod
+    def from_dict(cls, d, key: str = "ppo") -> "PPOSettings":
+        ppo = cls._checked(d, key)
+        for k in ("train_batch_size", "minibatch_size", "num_epochs"):
+            if ppo[k] < 1:
+                _bad(f"{key}.{k}", f"must be >= 1, got {ppo[k]}")
+        if not 0.0 <= ppo["gae_lambda"] <= 1.0:
+            _bad(f"{key}.gae_lambda", f"must be in [0, 1], got {ppo['gae_lambda']}")
+        for k in ("adam_beta1", "adam_beta2"):
+            if not 0.0 <= ppo[k] < 1.0:
+                _bad(f"{key}.{k}", f"must be in [0, 1) (Adam's betas), got {ppo[k]}")
+        if ppo["minibatch_size"] > ppo["train_batch_size"]:
+            _bad(f"{key}.minibatch_size", f"must be <= {key}.train_batch_size ({ppo['train_batch_size']}), got "
+                                          f"{ppo['minibatch_size']}")
+        if ppo["entropy_bonus"] not in ENTROPY_BONUSES:
+            _bad(f"{key}.entropy_bonus", f"must be one of {list(ENTROPY_BONUSES)}, got {ppo['entropy_bonus']!r}")
+        if ppo["clip_param"] <= 0:
+            _bad(f"{key}.clip_param", f"must be > 0, got {ppo['clip_param']}")
+        c = ppo["dual_clip"]
+        if c is not None and (isinstance(c, bool) or not isinstance(c, (int, float)) or c <= 1):
+            _bad(f"{key}.dual_clip", f"must be null or a number > 1 (HoK uses 3), got {c!r}")
+        return cls(**ppo)
+
+    def check_staleness(self, resources: "ResourceSettings", key: str = "ppo") -> None:
+        """Raises unless ``staleness`` is one of STALENESS_VALUES and, when 1, the env runners can sample ahead."""
+        if self.staleness not in STALENESS_VALUES or isinstance(self.staleness, bool):
+            _bad(f"{key}.staleness", f"must be one of {list(STALENESS_VALUES)}, got {self.staleness!r}")
+        if self.staleness and (resources.env_runner != "batched" or resources.num_env_runners < 1):
+            _bad(f"{key}.staleness", "1 (sampling while the learner trains) needs resources.env_runner: batched and "
+                                     f"resources.num_env_runners >= 1, got {resources.env_runner!r} and "
+                                     f"{resources.num_env_runners}")
+
+
+@dataclass(frozen=True)
+class ResourceSettings(_Section):
+    """Processes, threads, CPUs and GPUs of a run."""
+    # how env runners sample: "batched" steps all of a runner's games as one batch (one forward per step for every
+    # hero); "classic" is RLlib's MultiAgentEnvRunner (connectors and episodes per agent and step)
+    env_runner: str = "batched"
+    num_env_runners: int = 2  # docs/rllib_notes.md section 6: 2 runners x 8 envs was fastest on 2 cores
+    num_envs_per_env_runner: int = 8
+    torch_threads: int = 1  # docs/rllib_notes.md section 9: one torch thread per process on small machines
+    # torch threads of the learner; 0 = measured: each minibatch runs with 1 thread or all cores, whichever has been
+    # faster per row lately (policies/learning/learner_threads.py). PPO here is synchronous, so the env runners idle
+    # while the learner updates and all cores are 1.3-1.7x faster on a quiet 2-core machine; when another process
+    # holds a core they are 2-4x slower than one thread, and the learner switches to one
+    learner_threads: int = 0
+    num_cpus: int = 0  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
+    # GPUs of the learner (0: it runs on the CPU; 1: on one GPU, the env runners staying on the CPU)
+    num_gpus_per_learner: int = 0
+    # the cluster adds nodes on demand (Ray's autoscaler, deploy/cluster.yaml): a run may then ask for more CPUs and
+    # GPUs than the cluster has when it starts (false: the training CLI refuses such a run at once,
+    # training/cluster_checks)
+    autoscaling: bool = False
+
+    @classmethod
+    def from_dict(cls, d, key: str = "resources") -> "ResourceSettings":
+        res = cls._checked(d, key)
+        for k in ("num_env_runners", "num_cpus", "learner_threads", "num_gpus_per_learner"):
+            if res[k] < 0:
+                _bad(f"{key}.{k}", f"must be >= 0, got {res[k]}")
+        for k in ("num_envs_per_env_runner", "torch_threads"):
+            if res[k] < 1:
+                _bad(f"{key}.{k}", f"must be >= 1, got {res[k]}")
+        if res["env_runner"] not in ENV_RUNNERS:
+            _bad(f"{key}.env_runner", f"must be one of {list(ENV_RUNNERS)}, got {res['env_runner']!r}")
+        return cls(**res)
+
+
+@dataclass(frozen=True)
+class EvaluationSettings(_Section):
+    """Win rates against reference agents, played in the driver (callbacks/evaluation.py)."""
+    interval: int = 0  # evaluate every N iterations (0 = off)
+    games: int = 4  # games per opponent
+    opponents: tuple = ("random",)  # agent names (policies/agents/by_name.AGENTS)
+    time_limit_s: float = 600.0
+    explore: bool = True  # sample actions as in training (False: the most likely ones)
+    replay_every: int = 10  # write every N-th evaluation game of the run as a replay to <trial>/replays/ (0 = none)
+
+    @classmethod
+    def from_dict(cls, d, key: str = "evaluation") -> "EvaluationSettings":
+        from policies.agents.by_name import AGENTS
+        ev = cls._checked(d, key)
+        for o in ev["opponents"]:
+            if o not in AGENTS:
+                _bad(f"{key}.opponents", f"unknown agent {o!r}; allowed: {sorted(AGENTS)}")
+        if ev["replay_every"] < 0:
+            _bad(f"{key}.replay_every", f"must be >= 0 (0 = no replays), got {ev['replay_every']}")
+        return cls(**{**ev, "opponents": tuple(ev["opponents"])})
+
+
+def _check_outcome_rule(key: str, rule) -> None:
+    if rule not in TIME_LIMIT_OUTCOMES:
+        _bad(f"{key}.time_limit_outcome", f"must be one of {list(TIME_LIMIT_OUTCOMES)}, got {rule!r}")
+
+
+@dataclass(frozen=True)
+class TrueSkillSettings(_Section):
+    """The in-training TrueSkill evaluator (Five app. J; callbacks/trueskill_rating.py)."""
+    every: int = 0  # rate "main" every N iterations (0 = off)
+    games: int = 8  # games per version (750 in the paper; small on CPU)
+    time_limit_s: float = 600.0  # game time limit of the rating games (0 = the mode's default)
+    # rated reference pool JSON (app.rate --rate-references); None = the shipped one of the env's mode
+    # (in an algorithm config, training/algorithm.travelling_settings: the pool itself, read in by the driver)
+    references: str | dict | None = None
+    explore: bool = True  # sample actions as in training (False: the most likely ones)
+    # of one core: the most the rating games take from training (1.0 = no throttle); unthrottled, they cost a learner
+    # that uses every core a third of its speed
+    cpu_share: float = 0.1
+    # how a capped game counts: "draw" or "points" (policies/league/ratings.TIME_LIMIT_OUTCOMES)
+    time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
+
+    @classmethod
+    def from_dict(cls, d, key: str = "trueskill", mode: str = EnvConfig.mode) -> "TrueSkillSettings":
+        """`mode`: the env's, whose shipped reference pool is the default."""
+        ts = cls._checked(d, key)
+        for k in ("every", "games"):
+            if ts[k] < (0 if k == "every" else 1):
+                _bad(f"{key}.{k}", f"must be >= {0 if k == 'every' else 1}, got {ts[k]}")
+        if ts["time_limit_s"] < 0:
+            _bad(f"{key}.time_limit_s", f"must be >= 0, got {ts['time_limit_s']}")
+        if not 0.0 < ts["cpu_share"] <= 1.0:
+            _bad(f"{key}.cpu_share", f"must be in (0, 1], got {ts['cpu_share']}")
+        if ts["references"] is None:
+            ts["references"] = os.path.join(REFERENCES_DIR, f"references_{mode}.json")
+        if ts["every"] and not isinstance(ts["references"], str) or not os.path.isfile(ts["references"]):
+            _bad(f"{key}.references", f"must be a rated reference pool JSON file (python -m app.rate "
+                                      f"--rate-references), got {ts['references']!r}")
+        _check_outcome_rule(key, ts["time_limit_outcome"])
+        if ts["every"]:
+            with open(ts["references"]) as f:
+                refs = json.load(f)
+            try:
+                references_outcome_rule(refs, ts["time_limit_outcome"])
+            except ValueError as e:
+                _bad(f"{key}.time_limit_outcome", f"{e} (file {ts['references']})")
+        return cls(**ts)
+
+
+@dataclass(frozen=True)
+class LeagueSettings(_Section):
+    """League play against past versions (Five app. N; callbacks/league_play.py)."""
+    enabled: bool = False
+    past_fraction: float = PAST_OPPONENT_FRACTION  # app. N / Table 2: 20% of games against past versions
+    snapshot_every: int = SNAPSHOT_EVERY_ITERATIONS  # app. N: the current agent joins every 10 iterations
+    eta: float = QUALITY_LEARNING_RATE  # app. N eq. 14 / Table 2: past opponents learning rate 0.01
+    slots: int = 2  # opponent modules per env runner: with 20% past games and 8 envs, ~1.6 are busy on average
+    # how a game stopped by the time limit counts (policies/league/ratings.game_score): "draw" (no quality update) or
+    # "points" (won by the team with the higher raw return). Capped games are the rule on one machine
+    time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
+
+    @classmethod
+    def from_dict(cls, d, key: str = "league") -> "LeagueSettings":
+        league = cls._checked(d, key)
+        if not 0.0 <= league["past_fraction"] <= 1.0:
+            _bad(f"{key}.past_fraction", f"must be in [0, 1], got {league['past_fraction']}")
+        if league["eta"] < 0:
+            _bad(f"{key}.eta", f"must be >= 0, got {league['eta']}")
+        for k in ("snapshot_every", "slots"):
+            if league[k] < 1:
+                _bad(f"{key}.{k}", f"must be >= 1, got {league[k]}")
+        _check_outcome_rule(key, league["time_limit_outcome"])
+        return cls(**league)
+
+
+@dataclass(frozen=True)
+class CurriculumSettings(_Section):
+    """A share of games against the current level of a ladder of agents (policies/league/curriculum.py)."""
+    share: float = 0.0  # share of games against the current level (0 = no curriculum)
+    ladder: tuple = tuple(LADDER)  # weakest first (policies/agents/ladder.py: random, scripted_1 .. scripted_3)
+    window: int = CURRICULUM_WINDOW  # the last games against the current level that decide a promotion
+    promote_at: float = CURRICULUM_PROMOTE_AT  # win rate over the window that moves up a level
+    demote_at: float | None = None  # win rate over the window that moves back down a level (None: never down)
+
+    @classmethod
+    def from_dict(cls, d, key: str = "opponents.curriculum") -> "CurriculumSettings":
+        from policies.league.references import agent_path
+        cur = cls._checked(d, key)
+        if not 0.0 <= cur["share"] <= 1.0:
+            _bad(f"{key}.share", f"must be in [0, 1], got {cur['share']}")
+        if cur["share"] > 0:
+            if not isinstance(cur["ladder"], list) or not cur["ladder"]:
+                _bad(f"{key}.ladder", f"must be a non-empty list of agents, got {cur['ladder']!r}")
+            for name in cur["ladder"]:
+                try:
+                    agent_path(name)
+                except ValueError as e:
+                    _bad(f"{key}.ladder", str(e))
+            if cur["window"] < 1:
+                _bad(f"{key}.window", f"must be >= 1, got {cur['window']}")
+            if not 0.0 < cur["promote_at"] <= 1.0:
+                _bad(f"{key}.promote_at", f"must be in (0, 1], got {cur['promote_at']}")
+            d = cur["demote_at"]
+            number = isinstance(d, (int, float)) and not isinstance(d, bool)
+            if d is not None and not (number and 0.0 <= d < cur["promote_at"]):
+                _bad(f"{key}.demote_at", f"must be null (never down) or a number in [0, promote_at = "
+                                         f"{cur['promote_at']}), got {d!r}")
+        return cls(**{**cur, "ladder": tuple(cur["ladder"])})
+
+
+@dataclass(frozen=True)
+class OpponentSettings(_Section):
+    """Training opponents beyond self-play (callbacks/opponents.py). Self-play gets the share left by the league
+    (league.past_fraction when league.enabled), the fixed agents and the curriculum."""
+    # agent (a name of policies/agents/by_name.AGENTS, or model:PATH of a module checkpoint) -> share of games
+    fixed: dict = field(default_factory=dict)
+    curriculum: CurriculumSettings = field(default_factory=CurriculumSettings)
+    # how a game against a fixed agent stopped by the time limit counts (policies/league/ratings.game_score)
+    time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
+
+    @classmethod
+    def from_dict(cls, d, key: str = "opponents", league: LeagueSettings = LeagueSettings(),
+                  resources: ResourceSettings = ResourceSettings()) -> "OpponentSettings":
+        """`league` and `resources`: the run's (the shares of the league and the opponents sum to at most 1; fixed
+        agents and the curriculum need the batched env runner)."""
+        from policies.league.references import agent_path
+        opp = cls._checked(d, key)
+        if not isinstance(opp["fixed"], dict):
+            _bad(f"{key}.fixed", f"must be a mapping of agent name to share, got {opp['fixed']!r}")
+        cur = CurriculumSettings._checked(opp["curriculum"] or {}, f"{key}.curriculum")
+        _check_outcome_rule(key, opp["time_limit_outcome"])
+        for name, share in opp["fixed"].items():
+            if name in (SELF, LEAGUE, CURRICULUM):
+                _bad(f"{key}.fixed.{name}", "is not an agent; use league.past_fraction or opponents.curriculum")
+            try:
+                agent_path(name)
+            except ValueError as e:
+                _bad(f"{key}.fixed.{name}", str(e))
+            if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+                _bad(f"{key}.fixed.{name}", f"share must be a number in [0, 1], got {share!r}")
+        curriculum = CurriculumSettings.from_dict(cur, f"{key}.curriculum")
+        taken = (league.past_fraction if league.enabled else 0.0) + sum(opp["fixed"].values()) + curriculum.share
+        if taken > 1.0 + 1e-9:
+            _bad(key, f"the league's past_fraction, the fixed agents' and the curriculum's shares sum to "
+                      f"{taken:.3f}; they must leave self-play a share >= 0 (sum <= 1)")
+        if (opp["fixed"] or curriculum.share > 0) and resources.env_runner != "batched":
+            _bad(key, f"fixed agents and the curriculum play inside the batched env runner; set "
+                      f"resources.env_runner: batched (got {resources.env_runner!r})")
+        return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, time_limit_outcome=opp["time_limit_outcome"])
+
+    def shares(self, league: LeagueSettings) -> dict:
+        """The probability of each kind of opponent per game (policies/league/curriculum.py): self, league (the
+        league's past_fraction), curriculum, or an agent name; only those above 0."""
+        shares = {LEAGUE: league.past_fraction if league.enabled else 0.0, **self.fixed,
+                  CURRICULUM: self.curriculum.share}
+        shares[SELF] = max(0.0, 1.0 - sum(shares.values()))
+        return {k: float(v) for k, v in shares.items() if v > 0}
+
+
+@dataclass(frozen=True)
+class InitSettings(_Section):
+    """Where "main" starts: pretrained weights, the kickstart loss's teacher, or a whole algorithm checkpoint (a
+    restore after model surgery). After validation ``teacher`` is None unless the kickstart loss is on at some point
+    of its schedule; with a checkpoint teacher it defaults to ``checkpoint``; paths are absolute."""
+    # None: random weights; PATH: an RLModule checkpoint (python -m app.pretrain) or a run's checkpoint, whose module
+    # weights (observation statistics included) "main" starts from
+    checkpoint: str | None = None
+    # the kickstart loss's teacher: a module checkpoint, or an agent's name (scripted_3: labels the student's states
+    # in shadow in the env runners, policies/learning/kickstart.py); None: init.checkpoint
+    teacher: str | None = None
+    # PATH: continue from a whole algorithm checkpoint (weights, optimizer, league pool, iteration), typically one
+    # written by model surgery (python -m app.surgery --out PATH) for this run's model and env
+    restore: str | None = None
+    # with restore: iterations at lr_hold_lr after the restored one
+    lr_hold_iterations: int = SURGERY_LR_HOLD_ITERATIONS
+    lr_hold_lr: float = SURGERY_LR_HOLD_LR
+
+    @classmethod
+    def from_dict(cls, d, key: str = "init", kickstart_coeff: dict | None = None,
+                  resources: ResourceSettings = ResourceSettings()) -> "InitSettings":
+        """`kickstart_coeff`: the run's schedule of the kickstart loss's weight (a Schedule dict; None: the default,
+        off); `resources`: the run's (an agent teacher needs the batched env runner)."""
+        from policies.agents.by_name import AGENTS
+        from policies.learning.kickstart import kickstart_on
+        if kickstart_coeff is None:
+            kickstart_coeff = Schedule.parse("kickstart_coeff", SCHEDULE_DEFAULTS["kickstart_coeff"]).to_dict()
+        init = cls._checked(d, key)
+        kickstarting = kickstart_on(max(y for _, y in kickstart_coeff["points"]))  # at any point of the schedule
+        agent = isinstance(init["teacher"], str) and init["teacher"] in AGENTS  # an agent teacher, online
+        for k in ("checkpoint",) if agent else ("checkpoint", "teacher"):
+            if init[k] is not None and (not isinstance(init[k], str) or not os.path.exists(init[k])):
+                _bad(f"{key}.{k}", "must be the path of a module checkpoint (python -m app.pretrain --out PATH) or a "
+                                   "run's checkpoint" + (f", or an agent name ({sorted(AGENTS)})" if k == "teacher"
+                                                         else "") + f", got {init[k]!r}")
+            if init[k] is not None:
+                init[k] = os.path.abspath(init[k])
+        if init["restore"] is not None:
+            if not isinstance(init["restore"], str) or not os.path.isfile(os.path.join(init["restore"],
+                                                                                       "algorithm_state.pkl")):
+                _bad(f"{key}.restore", f"must be the path of an algorithm checkpoint (a run's checkpoint_N, or python "
+                                       f"-m app.surgery --out PATH), got {init['restore']!r}")
+            if init["checkpoint"] is not None:
+                _bad(f"{key}.restore", "and init.checkpoint both set: restore continues a whole checkpoint (its "
+                                       "weights included); set one of them")
+            init["restore"] = os.path.abspath(init["restore"])
+        if init["lr_hold_iterations"] < 0:
+            _bad(f"{key}.lr_hold_iterations", f"must be >= 0, got {init['lr_hold_iterations']}")
+        if not 0.0 <= init["lr_hold_lr"] <= 1.0:
+            _bad(f"{key}.lr_hold_lr", f"must be in [0, 1], got {init['lr_hold_lr']}")
+        if agent:
+            if resources.env_runner != "batched":
+                _bad(f"{key}.teacher", f"an agent teacher ({init['teacher']!r}) labels the student's states inside "
+                                       f"the batched env runner; set resources.env_runner: batched (got "
+                                       f"{resources.env_runner!r})")
+            if not kickstarting:
+                init["teacher"] = None  # no kickstart loss: the runners label nothing
+            return cls(**init)
+        if init["teacher"] is None:
+            init["teacher"] = init["checkpoint"]
+        if kickstarting and init["teacher"] is None:
+            _bad("schedules.kickstart_coeff", "is above 0 but there is no teacher: set init.checkpoint (or "
+                                              "init.teacher)")
+        if not kickstarting:
+            init["teacher"] = None  # no kickstart loss: the learner loads no teacher
+        return cls(**init)
+
+
+@dataclass(frozen=True)
+class CheckpointSettings(_Section):
+    """Tune's checkpoints of a run."""
+    frequency: int = 10  # every N iterations
+    num_to_keep: int = 5
+    at_end: bool = True
+
+    @classmethod
+    def from_dict(cls, d, key: str = "checkpoint") -> "CheckpointSettings":
+        return cls(**cls._checked(d, key))
+
+
+def set_key(raw: dict, dotted: str, value) -> dict:
+    """raw["a"]["b"] = value for dotted = "a.b" (creating sections)."""
+    parts = dotted.split(".")
+    if parts[0] not in TOP_KEYS:
+        _bad(parts[0], f"unknown key; allowed: {list(TOP_KEYS)}")
+    node = raw
+    for p in parts[:-1]:
+        if node.get(p) is None:
+            node[p] = {}
+        if not isinstance(node[p], dict):
+            _bad(dotted, f"{p!r} is not a section")
+        node = node[p]
+    node[parts[-1]] = value
+    return raw
+
+
+def _env_section(raw_env) -> dict:
+    """The env section checked: EnvConfig's keys, and the game server's address and client settings."""
+    env = dict(raw_env or {})
+    client = {k: env.pop(k) for k in ENV_CLIENT_KEYS if k in env}  # RemoteMobaEnv's client settings
+    remote = env.pop("remote", None)
+    try:
+        EnvConfig.from_dict(env)
+    except ValueError as e:
+        raise ValueError(f"config 'env': {e}") from None
+    if remote is not None and not (isinstance(remote, str) or (isinstance(remote, list) and remote and all(
+            isinstance(r, str) for r in remote))):
+        _bad("env.remote", f"must be 'host:port' or a list of them, got {remote!r}")
+    if client and remote is None:
+        _bad(f"env.{sorted(client)[0]}", "only applies with env.remote (a game server)")
+    for k, v in client.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v < (1e-3 if k == "timeout_s" else 0):
+            _bad(f"env.{k}", f"must be a {'positive' if k == 'timeout_s' else 'non-negative'} number, got {v!r}")
+    return {**env, **client, **({"remote": remote} if remote is not None else {})}
+
+
+def _schedules_section(sched) -> dict:
+    """Every schedule of SCHEDULED as a Schedule dict ({"unit", "points"}), SCHEDULE_DEFAULTS for those missing."""
+    if not isinstance(sched, dict):
+        _bad("schedules", "must be a mapping")
+    unknown = sorted(set(sched) - set(SCHEDULED))
+    if unknown:
+        _bad(f"schedules.{unknown[0]}", f"unknown schedule; allowed: {list(SCHEDULED)}")
+    out = {}
+    for name in SCHEDULED:
+        s = Schedule.parse(name, sched.get(name, SCHEDULE_DEFAULTS[name]))
+        lo, hi = SCHEDULE_RANGES[name]
+        for _, y in s.points:
+            if not lo <= y <= hi:
+                _bad(f"schedules.{name}", f"values must be in [{lo}, {hi}], got {y}")
+        out[name] = s.to_dict()
+    return out
+
+
+def _stop_section(stop) -> dict:
+    stop = stop or dict(STOP_DEFAULT)
+    if not isinstance(stop, dict) or not stop:
+        _bad("stop", f"must be a non-empty mapping with keys from {list(STOP_KEYS)}")
+    for k, v in stop.items():
+        if k not in STOP_KEYS:
+            _bad(f"stop.{k}", f"unknown stop criterion; allowed: {list(STOP_KEYS)}")
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+            _bad(f"stop.{k}", f"must be a positive number, got {v!r}")
+    return dict(stop)
+
+
+def _sweep_section(sweep, raw: dict) -> dict:
+    """The sweep checked: only keys a trial can vary, each value valid in the rest of `raw` (the raw run config)."""
+    sweep = sweep or {}
+    if not isinstance(sweep, dict):
+        _bad("sweep", "must be a mapping of 'section.key' to a list of values")
+    for k, vals in sweep.items():
+        section, _, name = str(k).partition(".")
+        if k in REMOVED_KEYS:
+            _bad(f"sweep.{k}", f"removed: {REMOVED_KEYS[k]}")
+        if section not in ("schedules", "env", "ppo") or (section == "ppo" and name not in LEARNER_PPO_KEYS):
+            _bad(f"sweep.{k}", f"cannot be swept; allowed: schedules.*, env.* and "
+                               f"{', '.join('ppo.' + x for x in LEARNER_PPO_KEYS)}")
+        if not isinstance(vals, list) or not vals:
+            _bad(f"sweep.{k}", f"must be a non-empty list of values, got {vals!r}")
+        for v in vals:
+            RunSettings.from_dict(set_key(copy.deepcopy({x: y for x, y in raw.items() if x != "sweep"}), k, v))
+    return dict(sweep)
+
+
+@dataclass(frozen=True)
+class RunSettings(_Section):
+    """A whole run config, validated (module docstring)."""
+    name: str = "run"  # results/<name>
+    seed: int = 0
+    env: dict = field(default_factory=dict)  # EnvConfig keys (+ remote, timeout_s, retries)
+    reward: RewardSettings = field(default_factory=RewardSettings)
+    model: dict = field(default_factory=dict)  # FiveModelConfig keys
+    ppo: PPOSettings = field(default_factory=PPOSettings)
+    schedules: dict = field(default_factory=lambda: _schedules_section({}))  # name -> Schedule dict
+    resources: ResourceSettings = field(default_factory=ResourceSettings)
+    evaluation: EvaluationSettings = field(default_factory=EvaluationSettings)
+    trueskill: TrueSkillSettings = field(default_factory=TrueSkillSettings)
+    league: LeagueSettings = field(default_factory=LeagueSettings)
+    opponents: OpponentSettings = field(default_factory=OpponentSettings)
+    init: InitSettings = field(default_factory=InitSettings)
+    stop: dict = field(default_factory=lambda: dict(STOP_DEFAULT))  # criterion (STOP_KEYS) -> value
+    checkpoint: CheckpointSettings = field(default_factory=CheckpointSettings)
+    storage_path: str = "results"
+    sweep: dict = field(default_factory=dict)  # "section.key" -> [values]
+
+    @classmethod
+    def from_dict(cls, raw, key: str = "") -> "RunSettings":
+        """The settings of a raw run config (a YAML mapping), defaults filled in, or a ValueError naming the key.
+        `key` is unused: the sections' keys are the top-level ones."""
+        if not isinstance(raw, dict):
+            raise ValueError("config: the YAML file must contain a mapping")
+        unknown = sorted(set(raw) - set(TOP_KEYS))
+        if unknown:
+            _bad(unknown[0], f"unknown key; allowed: {list(TOP_KEYS)}")
+        name, seed, storage_path = raw.get("name", "run"), raw.get("seed", 0), raw.get("storage_path", "results")
+        if not isinstance(name, str) or not name or "/" in name:
+            _bad("name", f"must be a non-empty string without '/', got {name!r}")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            _bad("seed", f"must be an int, got {seed!r}")
+        env = _env_section(raw.get("env"))
+        reward = RewardSettings.from_dict(raw.get("reward") or {})
+        model = raw.get("model") or {}
+        try:
+            FiveModelConfig.from_dict(model)
+        except ValueError as e:
+            raise ValueError(f"config 'model': {e}") from None
+        ppo = PPOSettings.from_dict(raw.get("ppo") or {})
+        schedules = _schedules_section(raw.get("schedules") or {})
+        resources = ResourceSettings.from_dict(raw.get("resources") or {})
+        ppo.check_staleness(resources)
+        evaluation = EvaluationSettings.from_dict(raw.get("evaluation") or {})
+        league = LeagueSettings.from_dict(raw.get("league") or {})
+        opponents = OpponentSettings.from_dict(raw.get("opponents") or {}, league=league, resources=resources)
+        init = InitSettings.from_dict(raw.get("init") or {}, kickstart_coeff=schedules["kickstart_coeff"],
+                                      resources=resources)
+        trueskill = TrueSkillSettings.from_dict(raw.get("trueskill") or {}, mode=env.get("mode", EnvConfig.mode))
+        stop = _stop_section(raw.get("stop"))
+        checkpoint = CheckpointSettings.from_dict(raw.get("checkpoint") or {})
+        sweep = _sweep_section(raw.get("sweep"), raw)
+        if not isinstance(storage_path, str) or not storage_path:
+            _bad("storage_path", f"must be a path or a URI (s3://bucket/path, gs://..., file:///...), got "
+                                 f"{storage_path!r}")
+        return cls(name=name, seed=seed, env=env, reward=reward, model=dict(model), ppo=ppo, schedules=schedules,
+                   resources=resources, evaluation=evaluation, trueskill=trueskill, league=league,
+                   opponents=opponents, init=init, stop=stop, checkpoint=checkpoint, storage_path=storage_path,
+                   sweep=sweep)
+
+    def replace(self, **changes) -> "RunSettings":
+        """A copy with some top-level fields changed (the training CLI's absolute storage path, a new run name)."""
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def frameskip(self) -> int:
+        """The env's frameskip (the engine's default when the config leaves it out)."""
+        return int(self.env.get("frameskip", DEFAULT_FRAMESKIP))
+
+    def initial_schedule_values(self) -> dict:
+        """The schedules' values at iteration 0 (training/schedules.schedule_values): what the env, the learner and
+        the kickstart start from."""
+        return schedule_values(self.schedules, 0, 0, self.frameskip)
+
+
+_BUILT = weakref.WeakKeyDictionary()  # AlgorithmConfig -> (its settings dict, the RunSettings rebuilt from it)
+
+
+def run_settings(config) -> RunSettings:
+    """The run's settings of an AlgorithmConfig built by training.algorithm.build_algo_config (its
+    ``learner_config_dict[SETTINGS_KEY]``, a sweep's values resolved by Tune; the TrueSkill reference pool read in),
+    rebuilt once per config object."""
+    d = (config.learner_config_dict or {}).get(SETTINGS_KEY)
+    if d is None:
+        raise ValueError(f"the algorithm config carries no run settings (learner_config_dict[{SETTINGS_KEY!r}]): "
+                         "build it with training.algorithm.build_algo_config")
+    try:
+        built = _BUILT.get(config)
+    except TypeError:  # an object without weak references (a test's stand-in): no cache
+        return RunSettings.from_validated(d)
+    if built is None or built[0] is not d:
+        built = _BUILT[config] = (d, RunSettings.from_validated(d))
+    return built[1]

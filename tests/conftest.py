@@ -3,7 +3,13 @@ import as installed (pip install -r requirements.txt: pyproject.toml, editable) 
 pytest's rootdir-relative imports find the test helpers (moba_testlib, browser, ...) in this directory."""
 import os
 
+from training import ray_output
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the environment app.train gives Ray (token authentication for a local Ray, its console filters), set before any test
+# imports Ray: Ray reads it at import and hands it to the processes it starts, so a test that imports app.train (which
+# sets it) must not change it halfway through the session
+ray_output.quiet_ray_env()
 
 try:
     from hypothesis import HealthCheck, settings

@@ -202,7 +202,10 @@ def test_a_finished_run_meets_its_stop_rule_and_a_raised_one_does_not():
 
 def test_tune_is_told_not_to_warn_about_the_forced_experiment_snapshots(monkeypatch):
     from training import ray_output
-    monkeypatch.delenv("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", raising=False)
+    # a copy of the environment: quiet_ray_env also sets Ray's variables (RAY_AUTH_MODE, ...), which must not leak
+    # into the Ray sessions of later tests
+    monkeypatch.setattr(os, "environ", os.environ.copy())
+    os.environ.pop("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", None)
     ray_output.quiet_ray_env()
     assert os.environ["TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S"] == "0"
 

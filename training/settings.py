@@ -66,10 +66,10 @@ SURGERY_LR_HOLD_LR = 0.0
 # options the results rejected, removed; a config that still sets one is refused with the reason
 REMOVED_KEYS = {
     "ppo.kickstart_class_weight_power": "the online teacher's loss weighs every step alike: class-weighted, the "
-                                        "student copied the rare actions and won fewer games (README \"Learning to "
-                                        "win\", run 5)",
+                                        "student copied the rare actions and won fewer games (docs/results.md, "
+                                        "run 5)",
     "ppo.kickstart_params_floor": "the kickstart loss has one weight, schedules.kickstart_coeff: kept on the parameter "
-                                  "heads only, PPO dropped the attacks (README \"Learning to win\", runs 15, 16)",
+                                  "heads only, PPO dropped the attacks (docs/results.md, runs 15, 16)",
 }
 STALENESS_VALUES = (0, 1)  # ppo.staleness
 ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
@@ -187,7 +187,7 @@ class PPOSettings(_Section):
     # gradient also moves the primary toward the primaries that read more parameters (a move's offsets add up to
     # 2 ln 9 = 4.4 nats). "heads": each head's own entropy, a parameter head's weighted by the (constant) probability
     # that a primary reading it is picked, so the bonus keeps every head from collapsing without choosing the
-    # primary. Measured in 1v1 (README "Learning to win", runs 12 and 13): it keeps the primary from collapsing in
+    # primary. Measured in 1v1 (docs/results.md, runs 12 and 13): it keeps the primary from collapsing in
     # the first minute, and changed neither a scratch run's outcome nor a kickstarted student's drift
     entropy_bonus: str = "action"
     adam_beta1: float = 0.9  # Table 2

@@ -1,7 +1,7 @@
 """The ladder of reference agents: from the random agent to the full scripted bot, each level the scripted
 bot (``policies/agents/scripted.py``) under a named ``Handicap``. Each level beats the one below it in at least
 ``LADDER_TARGET_WIN_RATE`` of evaluation games in both modes (``python scripts/win_rate.py --ladder`` measures it;
-the README has the table), so that the reference pools rated with the whole ladder
+docs/results.md has the table), so that the reference pools rated with the whole ladder
 (``tune_configs/references_*.json``) give TrueSkill curves steps that can be seen.
 """
 from __future__ import annotations

@@ -10,8 +10,8 @@ learner adds ``kickstart_coeff * -log pi(teacher's action)``, the KL from the te
 the student's, over the parameters the teacher's primary action reads. This is DAgger's relabeling (Ross et al. 2011)
 inside PPO: every label is on the student's own states, so errors do not compound as they do for a clone trained
 on the teacher's games. Every step counts alike: weighted by its primary action's class as behaviour cloning weighs
-them (policies/pretrain/cloning.py), the student copied the rare abilities and items and won fewer games (README
-"Learning to win", run 5).
+them (policies/pretrain/cloning.py), the student copied the rare abilities and items and won fewer games
+(docs/results.md, run 5).
 """
 from __future__ import annotations
 

@@ -45,9 +45,11 @@ def parse_args(argv=None):
     p.add_argument("--games", type=int, default=DEFAULT_GAMES,
                    help="games per version (per pair with --rate-references)")
     p.add_argument("--time-limit", type=float, default=0.0, help="game time limit in s (0 = the mode's default)")
-    p.add_argument("--time-limit-outcome", default=R.DEFAULT_TIME_LIMIT_OUTCOME, choices=list(R.TIME_LIMIT_OUTCOMES),
-                   help="how a game stopped by the time limit counts: a draw, or won by the team with the higher "
-                        "raw return (points)")
+    p.add_argument("--time-limit-outcome", default=None, choices=list(R.TIME_LIMIT_OUTCOMES),
+                   help="how a game stopped by the time limit counts: won on buildings, then hero kills "
+                        "(objective), a draw, or won by the team with the higher raw return (points); default: the "
+                        f"references' own rule with --checkpoint, {R.DEFAULT_TIME_LIMIT_OUTCOME} with "
+                        "--rate-references")
     p.add_argument("--start-mu", type=float, default=0.0, help="the version's initial mu (the previous version's)")
     p.add_argument("--elo", action="store_true", help="also print Elo ratings (K = 200)")
     p.add_argument("--greedy", action="store_true",
@@ -146,6 +148,9 @@ def main(argv=None) -> int:
     if args.checkpoint:
         checkpoint_path(args.checkpoint, "--checkpoint")  # before anything loads or plays
     refs = load_references(args.references, args.mode)
+    if args.time_limit_outcome is None:
+        args.time_limit_outcome = (R.DEFAULT_TIME_LIMIT_OUTCOME if args.rate_references else
+                                   refs.get("time_limit_outcome", R.UNRECORDED_TIME_LIMIT_OUTCOME))
     return rate_references(args, refs) if args.rate_references else rate_checkpoint(args, refs)
 
 

@@ -18,7 +18,7 @@ actor beside training:
 The settings are the run's ``trueskill`` section (training/settings.TrueSkillSettings, read with
 training/settings.run_settings)::
 
-    every: 5, games: 20, time_limit_s: 0.0, time_limit_outcome: draw, cpu_share: 0.1, explore: true,
+    every: 5, games: 20, time_limit_s: 0.0, time_limit_outcome: objective, cpu_share: 0.1, explore: true,
     references: {"mode": "1v1", "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2}, ...}}
 
 ``references`` is a rated references file (``python -m app.rate --rate-references``), read in by the driver that
@@ -37,7 +37,6 @@ import time
 import ray
 from ray.rllib.utils.annotations import override
 
-from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME
 from policies.league.references import VersionRater, reference_ratings, references_outcome_rule
 from policies.model.module_ids import MAIN
 from training.settings import TrueSkillSettings, run_settings
@@ -81,9 +80,10 @@ class BackgroundRater:
 
     def __init__(self, references: dict, module_factory, games: int, time_limit_s: float, cpu_share: float,
                  start_mu: float | None = None, explore: bool = True,
-                 time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME):
+                 time_limit_outcome: str | None = None):
         """module_factory: a zero-argument callable that returns a fresh RLModule of the rated agent's architecture
-        (e.g. an RLModuleSpec's ``build``); the rest as for ``VersionRater`` and the ``trueskill:`` settings."""
+        (e.g. an RLModuleSpec's ``build``); the rest as for ``VersionRater`` (time_limit_outcome None: the references'
+        rule) and the ``trueskill:`` settings."""
         self.rater = VersionRater(references, start_mu, explore, time_limit_outcome)
         self.module_factory = module_factory
         self.games, self.time_limit_s = games, time_limit_s

@@ -42,9 +42,8 @@ import numpy as np  # noqa: E402
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 from ray.rllib.utils.annotations import override  # noqa: E402
 
-from moba.env.reward_wrapper import PostprocessedRewardEnv  # noqa: E402
-from moba.env.rewards import (DEFAULT_PRESET, REWARD_PRESETS, SIGNALS, TIME_DECAY_PERIOD_S,  # noqa: E402
-                              postprocess_rewards)
+from moba.env.rewards import (DEFAULT_PRESET, REWARD_PRESETS, SIGNALS, TIME_DECAY_BASE,  # noqa: E402
+                              TIME_DECAY_PERIOD_S, postprocess_rewards, reward_weights)
 from moba.game.constants import DEFAULT_FRAMESKIP  # noqa: E402
 from moba.game.teams import MODE_1V1, MODE_5V5, MODES, NO_WINNER, TEAM_NAMES, side_of_agent, side_of_game  # noqa: E402
 from policies.agents.by_name import make_agent  # noqa: E402
@@ -60,7 +59,7 @@ DEFAULT_TIME_LIMIT_S = {MODE_1V1: 600.0, MODE_5V5: 300.0}
 TOP_SIGNALS = 3  # the signals named on a matchup's line
 WIN_SIGNAL = SIGNALS.index("win")
 CSV_FIELDS = ("player", "opponent", "side", "seed", "return", "opponent_return", *SIGNALS, "winner", "game_time_s",
-              "buildings", "buildings_lost")
+              "buildings", "buildings_lost", "kills", "kills_lost")
 
 
 # ---- the reward ----------------------------------------------------------------------------------------------------
@@ -88,18 +87,21 @@ def audit_reward(config: str | None = None, preset: str | None = None) -> dict:
             "mode": env.get("mode", MODE_5V5)}
 
 
-class AuditEnv(PostprocessedRewardEnv):
-    """The env of an audit game: post-processes the rewards as training does (no normalization) and sums, per hero
-    over the game, the post-processed reward (``game_return``) and each signal's part of it (``signal_parts``,
-    heroes x SIGNALS: the signal's weighted reward post-processed alone; the parts add up to the return). It hands
-    the caller the raw rewards, so that play_game's summary ("raw_return", the series record's margin) means what it
-    means everywhere; ``game`` is the wrapped MobaEnv's."""
+class AuditEnv(MultiAgentEnv):
+    """The env of an audit game: a MobaEnv whose weights are all 1, so that its ``reward_signals`` are the signals'
+    raw quantities, and which sums them per hero over the game, undecayed (``raw``) and scaled by eq. 11's time
+    decay at each step (``decayed``), heroes x SIGNALS. The game itself does not depend on the reward (the players
+    are fixed agents), so one game's sums score it under any reward (score_game); ``game`` is the MobaEnv's."""
 
-    def __init__(self, env, team_spirit: float, zero_sum: bool, time_decay: bool):
-        super().__init__(env, team_spirit=team_spirit, zero_sum=zero_sum, time_decay=time_decay,
-                         normalize_gamma=None)
-        self.game_return = np.zeros(len(self.possible_agents))
-        self.signal_parts = np.zeros((len(self.possible_agents), len(SIGNALS)))
+    def __init__(self, env):
+        super().__init__()
+        self.env = env
+        self.possible_agents = env.possible_agents
+        self.agents = env.agents
+        self.observation_spaces = env.observation_spaces
+        self.action_spaces = env.action_spaces
+        self.raw = np.zeros((len(self.possible_agents), len(SIGNALS)))
+        self.decayed = np.zeros_like(self.raw)
 
     @property
     def game(self):
@@ -107,60 +109,110 @@ class AuditEnv(PostprocessedRewardEnv):
 
     @override(MultiAgentEnv)
     def reset(self, *, seed=None, options=None):
-        self.game_return[:] = 0.0
-        self.signal_parts[:] = 0.0
-        return super().reset(seed=seed, options=options)
+        self.raw[:] = 0.0
+        self.decayed[:] = 0.0
+        out = self.env.reset(seed=seed, options=options)
+        self.agents = self.env.agents
+        return out
 
     @override(MultiAgentEnv)
     def step(self, action_dict):
-        obs, rewards, terms, truncs, infos = super().step(action_dict)
+        obs, rewards, terms, truncs, infos = self.env.step(action_dict)
         ids = self.possible_agents
-        self.game_return += [rewards[a] for a in ids]
-        weighted = np.array([[infos[a]["reward_signals"][k] for k in SIGNALS] for a in ids])
-        zero = np.zeros(len(ids))
-        game_time = infos[ids[0]]["game_time_s"]
-        for k in np.flatnonzero(np.any(weighted != 0.0, axis=0)):  # a signal that is 0 for every hero adds 0
-            col = weighted[:, k]
-            rest, win = (zero, col) if k == WIN_SIGNAL else (col, zero)
-            self.signal_parts[:, k] += postprocess_rewards(
-                rest, win, self.team_of, self.team_spirit, game_time, zero_sum=self.zero_sum,
-                time_decay_base=self.time_decay_base, time_decay_period_s=TIME_DECAY_PERIOD_S)
-        return obs, {a: infos[a]["raw_reward"] for a in ids}, terms, truncs, infos
+        signals = np.array([[infos[a]["reward_signals"][k] for k in SIGNALS] for a in ids])
+        self.raw += signals
+        self.decayed += signals * TIME_DECAY_BASE ** (infos[ids[0]]["game_time_s"] / TIME_DECAY_PERIOD_S)
+        self.agents = self.env.agents
+        return obs, rewards, terms, truncs, infos
 
 
-_ENVS: dict = {}  # per process: the AuditEnv of each (mode, time limit, reward)
+_ENVS: dict = {}  # per process: the AuditEnv of each (mode, time limit)
+UNIT_WEIGHTS = {k: 1.0 for k in SIGNALS}  # the audit env's weights: its signals are the raw quantities
 
 
-def audit_env(mode: str, time_limit_s: float, reward: dict) -> AuditEnv:
+def audit_env(mode: str, time_limit_s: float) -> AuditEnv:
     from moba.env.moba_env import MobaEnv
-    key = (mode, time_limit_s, json.dumps(reward, sort_keys=True))
+    key = (mode, time_limit_s)
     if key not in _ENVS:
         # training's randomizations but the first game's length: every game here is its env's first (a seeded
         # reset), and each must run to the time limit
-        base = MobaEnv({"mode": mode, "time_limit_s": time_limit_s, "reward_preset": reward["reward_preset"],
-                        "reward_weights": reward["reward_weights"], "randomize": {"first_game_length": False}})
+        base = MobaEnv({"mode": mode, "time_limit_s": time_limit_s, "reward_weights": UNIT_WEIGHTS,
+                        "randomize": {"first_game_length": False}})
         base.set_seed_stream(0, 0)  # a game is decided by its seed, in any process
-        _ENVS[key] = AuditEnv(base, reward["team_spirit"], reward["zero_sum"], reward["time_decay"])
+        _ENVS[key] = AuditEnv(base)
     return _ENVS[key]
 
 
-def play_audit_game(mode: str, reward: dict, player: str, opponent: str, game: int, seed: int,
-                    time_limit_s: float) -> dict:
+def game_key(mode: str, player: str, opponent: str, game: int, seed: int, time_limit_s: float) -> str:
+    """What decides an audit game (its entry in a --games file)."""
+    return f"{mode}|{player}|{opponent}|{game}|{seed}|{float(time_limit_s):g}"
+
+
+def play_signal_game(mode: str, player: str, opponent: str, game: int, seed: int, time_limit_s: float) -> dict:
     """Game `game` of the matchup `player` against `opponent`: the player plays side_of_game(game), the env is reset
-    with seed ``seed + game // 2``, the agents are seeded with seed + 2 game and seed + 2 game + 1. Its CSV row."""
+    with seed ``seed + game // 2``, the agents are seeded with seed + 2 game and seed + 2 game + 1. The game as the
+    audit keeps it: who played, the outcome (winner, game time, buildings and hero kills of each side) and, per
+    hero, the raw signal sums (``raw``, ``decayed``: lists heroes x SIGNALS) and whether it is the player's."""
     from policies.league.series import play_series_game
-    env = audit_env(mode, time_limit_s, reward)
+    env = audit_env(mode, time_limit_s)
     side = side_of_game(game)
     env_seed = seed + game // 2
     record = play_series_game(env, make_agent(player, seed + 2 * game, "--players"),
                               make_agent(opponent, seed + 2 * game + 1, "--opponents"), side, env_seed, game)
-    mine = np.array([side_of_agent(a) == side for a in env.possible_agents])
-    parts = env.signal_parts[mine].sum(axis=0)
-    return {"player": player, "opponent": opponent, "side": side, "seed": env_seed,
-            "return": float(env.game_return[mine].sum()), "opponent_return": float(env.game_return[~mine].sum()),
-            **{k: float(v) for k, v in zip(SIGNALS, parts)}, "winner": record["winner"],
+    return {"key": game_key(mode, player, opponent, game, seed, time_limit_s), "player": player,
+            "opponent": opponent, "side": side, "seed": env_seed, "winner": record["winner"],
             "game_time_s": record["game_time_s"], "buildings": record["buildings"],
-            "buildings_lost": record["buildings_lost"]}
+            "buildings_lost": record["buildings_lost"], "kills": record["kills"], "kills_lost": record["kills_lost"],
+            "mine": [bool(side_of_agent(a) == side) for a in env.possible_agents],
+            "team_of": [int(t) for t in team_of_agent_ids(env.possible_agents)],
+            "raw": env.raw.tolist(), "decayed": env.decayed.tolist()}
+
+
+def team_of_agent_ids(ids) -> np.ndarray:
+    from moba.game.teams import team_of_agent
+    return np.array([team_of_agent(a) for a in ids])
+
+
+def score_game(game: dict, reward: dict) -> dict:
+    """The CSV row of an audit game under `reward` (audit_reward's dict): the player's team's return (its heroes'
+    post-processed rewards summed over the game), the opponent's, and each signal's part of the player's return
+    (the signal's weighted reward post-processed alone). The post-processing (moba/env/rewards.postprocess_rewards)
+    is linear in the rewards, so it applies to the game's sums as to each step's rewards: the time decay of each
+    step is in ``decayed``."""
+    w = reward_weights(reward["reward_preset"], reward["reward_weights"])
+    raw, decayed = np.asarray(game["raw"]), np.asarray(game["decayed"])
+    team_of, mine = np.asarray(game["team_of"]), np.asarray(game["mine"], bool)
+    zero = np.zeros(len(team_of))
+    parts = np.zeros_like(raw)
+    for k in range(len(SIGNALS)):
+        if w[k] == 0.0:
+            continue
+        col = w[k] * (decayed[:, k] if reward["time_decay"] and k != WIN_SIGNAL else raw[:, k])
+        rest, win = (zero, col) if k == WIN_SIGNAL else (col, zero)
+        parts[:, k] = postprocess_rewards(rest, win, team_of, reward["team_spirit"], 0.0,
+                                          zero_sum=reward["zero_sum"], time_decay_base=1.0)
+    returns = parts.sum(axis=1)
+    return {"player": game["player"], "opponent": game["opponent"], "side": game["side"], "seed": game["seed"],
+            "return": float(returns[mine].sum()), "opponent_return": float(returns[~mine].sum()),
+            **{k: float(v) for k, v in zip(SIGNALS, parts[mine].sum(axis=0))}, "winner": game["winner"],
+            "game_time_s": game["game_time_s"], "buildings": game["buildings"],
+            "buildings_lost": game["buildings_lost"], "kills": game["kills"], "kills_lost": game["kills_lost"]}
+
+
+def play_audit_game(mode: str, reward: dict, player: str, opponent: str, game: int, seed: int,
+                    time_limit_s: float) -> dict:
+    """Game `game` of the matchup `player` against `opponent` (play_signal_game), scored under `reward`: its CSV
+    row."""
+    return score_game(play_signal_game(mode, player, opponent, game, seed, time_limit_s), reward)
+
+
+def load_games(path: str | None) -> dict:
+    """The games of a --games file (JSON lines, one game of play_signal_game a line) by key; none for a missing
+    file."""
+    if not path or not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return {g["key"]: g for g in map(json.loads, filter(str.strip, f))}
 
 
 # ---- the summary ---------------------------------------------------------------------------------------------------
@@ -259,7 +311,16 @@ def parse_args(argv=None):
     p.add_argument("--workers", type=int, default=1, help="processes playing games (default 1)")
     p.add_argument("--seed", type=int, default=SEED, help=f"seed of the first games (default {SEED})")
     p.add_argument("--out", help="a folder for games.csv, table.md and audit.json")
+    p.add_argument("--games", help="a JSON-lines file of played games (their signal sums): the games it holds are "
+                                   "scored from it, not played again, and the games played are added to it. A game "
+                                   "does not depend on the reward, so one file scores any reward")
+    p.add_argument("--weights", type=json.loads, default=None,
+                   help="reward weights over the config's or preset's, as JSON: '{\"health\": 1.0}'")
+    p.add_argument("--zero-sum", choices=("on", "off"), default=None,
+                   help="zero sum on or off, over the config's or preset's")
     args = p.parse_args(argv)
+    if args.weights is not None and not isinstance(args.weights, dict):
+        p.error(f"--weights must be a JSON object, got {args.weights!r}")
     if args.seeds < 1 or args.workers < 1:
         p.error("--seeds and --workers must be >= 1")
     if args.time_limit is not None and not args.time_limit > 0:
@@ -276,6 +337,11 @@ def main(argv=None) -> int:
         for name in agents:
             make_agent(name, flag=flag)  # an unknown name fails here, before any game
     reward = audit_reward(args.config, args.preset)
+    if args.weights:
+        reward["reward_weights"] = {**reward["reward_weights"], **args.weights}
+        reward_weights(reward["reward_preset"], reward["reward_weights"])  # a bad key or value fails here
+    if args.zero_sum is not None:
+        reward["zero_sum"] = args.zero_sum == "on"
     mode = args.mode or (reward["mode"] if args.config else MODE_1V1)
     time_limit_s = args.time_limit or DEFAULT_TIME_LIMIT_S[mode]
     print(f"reward: preset {reward['reward_preset']}, weights {reward['reward_weights'] or 'as the preset'}, "
@@ -295,14 +361,35 @@ def main(argv=None) -> int:
             table[m[0]][m[1]] = stats = matchup_stats(rows[m])
             print(matchup_line(*m, stats) + f" [{time.time() - t0:.0f} s]", flush=True)
 
-    tasks = [(mode, reward, p, o, g, args.seed, time_limit_s) for p, o in matchups for g in games]
-    if args.workers == 1:
-        for t in tasks:
-            collect(play_audit_game(*t))
-    else:
-        with ProcessPoolExecutor(max_workers=args.workers) as pool:
-            for f in as_completed([pool.submit(play_audit_game, *t) for t in tasks]):
-                collect(f.result())
+    stored = load_games(args.games)
+    # seed by seed (both sides), every matchup: a run cut short leaves whole seeds in its --games file
+    tasks = [(mode, p, o, g, args.seed, time_limit_s) for g in games for p, o in matchups]
+    todo = [t for t in tasks if game_key(*t) not in stored]
+    for t in tasks:
+        if game_key(*t) in stored:
+            collect(score_game(stored[game_key(*t)], reward))
+    if todo:
+        print(f"playing {len(todo)} games ({len(tasks) - len(todo)} from {args.games})" if args.games else
+              f"playing {len(todo)} games", flush=True)
+    sink = open(args.games, "a") if args.games and todo else None
+
+    def played(g):
+        if sink:
+            sink.write(json.dumps(g) + "\n")
+            sink.flush()
+        collect(score_game(g, reward))
+
+    try:
+        if args.workers == 1:
+            for t in todo:
+                played(play_signal_game(*t))
+        else:
+            with ProcessPoolExecutor(max_workers=args.workers) as pool:
+                for f in as_completed([pool.submit(play_signal_game, *t) for t in todo]):
+                    played(f.result())
+    finally:
+        if sink:
+            sink.close()
 
     means = {p: {o: table[p][o]["mean"] for o in args.opponents} for p in args.players}
     check = order_check(means, args.players, args.opponents)

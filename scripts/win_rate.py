@@ -74,6 +74,10 @@ def summarize(rs: list, rule: str) -> dict:
             **{f"wins_as_{side}": s[f"wins_as_{side}"] for side in TEAM_NAMES}}
 
 
+LIMIT_RULE_WORDS = {R.LIMIT_DRAW: "not won", R.LIMIT_POINTS: "won by the higher raw return",
+                    R.LIMIT_OBJECTIVE: "won on buildings, then hero kills"}
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--agent", default="scripted",
@@ -88,7 +92,7 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--eval", action="store_true", help="evaluation mode: no randomization, fixed lineup")
     p.add_argument("--time-limit", type=float, default=0.0, help="game time limit in s (0 = the mode's default)")
-    p.add_argument("--time-limit-outcome", default=R.DEFAULT_TIME_LIMIT_OUTCOME, choices=list(R.TIME_LIMIT_OUTCOMES),
+    p.add_argument("--time-limit-outcome", default=R.LIMIT_DRAW, choices=list(R.TIME_LIMIT_OUTCOMES),
                    help="how a game stopped by the time limit counts: not won (draw), or won by the team with the "
                         "higher raw return (points)")
     args = p.parse_args(argv)
@@ -130,7 +134,7 @@ def main(argv=None) -> int:
     limits = "the mode's time limit" if not args.time_limit else f"{args.time_limit:.0f} s games"
     print(f"\n{args.games} games per matchup and mode, {limits}, "
           f"{'evaluation mode' if args.eval else 'training randomization'}, a game at the time limit counts as "
-          f"{'not won' if args.time_limit_outcome == R.LIMIT_DRAW else 'won by the higher raw return'}")
+          f"{LIMIT_RULE_WORDS[args.time_limit_outcome]}")
     print(f"{'agent':12s} {'opponent':12s} {'mode':5s} {'games':>5s} {'wins':>5s} {'losses':>6s} {'draws':>5s} "
           f"{'win rate':>8s} {'mean game min':>13s}")
     for r in rows:

@@ -97,13 +97,18 @@ def test_league_results_score_capped_games_by_the_configured_rule():
     from training.game_metrics import RAW_RETURN_KEY
 
     def finished(winner, radiant, dire, past_side="dire"):
+        # the objective runs against the raw return: buildings 1-2 where radiant leads on points, else level, with
+        # radiant ahead on kills
+        objective = {"radiant": {"buildings": 1, "kills": 2}, "dire": {"buildings": 2 if radiant > dire else 1,
+                                                                         "kills": 0}}
+        info = {"winner": winner, "objective": objective}
         return SimpleNamespace(
             custom_data={LEAGUE_KEY: {"version": 4, "module": "league_slot_0", "side": past_side, "probability": 0.5},
                          RAW_RETURN_KEY: {"radiant": radiant, "dire": dire}},
-            get_infos=lambda index: {"radiant_0": {"winner": winner}, "dire_0": {"winner": winner}})
+            get_infos=lambda index: {"radiant_0": info, "dire_0": info})
 
     outcomes = {}
-    for rule in ("draw", "points"):
+    for rule in ("draw", "points", "objective"):
         league = RunnerLeague(slots=1, past_fraction=1.0, seed=0, time_limit_outcome=rule)
         runner = SimpleNamespace(matchups=RunnerMatchups(league=league))
         for episode in (finished("none", 3.0, 1.0), finished("none", 1.0, 3.0), finished("none", 2.0, 2.0),
@@ -112,6 +117,7 @@ def test_league_results_score_capped_games_by_the_configured_rule():
         outcomes[rule] = [{WIN: "win", LOSS: "loss", DRAW: "draw"}[score] for _, score, _ in league.drain()["results"]]
     assert outcomes["draw"] == ["draw", "draw", "draw", "loss", "draw"]
     assert outcomes["points"] == ["win", "loss", "draw", "loss", "win"]
+    assert outcomes["objective"] == ["loss", "win", "win", "loss", "loss"]
 
 
 # ---- through RLlib ---------------------------------------------------------------------------------------------------

@@ -83,6 +83,29 @@ def test_game_score_of_radiant(winner, margin, rule, score):
     assert R.game_score("radiant", winner, margin, rule) == score
 
 
+@pytest.mark.parametrize("winner,objective,score", [
+    ("dire", (5, 3), R.LOSS),  # an outright result ignores the objective
+    ("none", (1, -4), R.WIN),  # more buildings destroyed than lost wins the capped game, whatever the kills
+    ("none", (-1, 4), R.LOSS),
+    ("none", (0, 2), R.WIN),  # level on buildings: more hero kills
+    ("none", (0, -1), R.LOSS),
+    ("none", (0, 0), R.DRAW),  # level on both
+    ("none", None, R.DRAW),  # a game whose objective was not recorded
+])
+def test_game_score_under_the_objective_rule(winner, objective, score):
+    # the raw return's margin plays no part: -50 would lose every capped game on points
+    assert R.game_score("radiant", winner, -50.0, "objective", objective) == score
+    assert R.DEFAULT_TIME_LIMIT_OUTCOME == "objective"
+    assert R.game_score("radiant", winner, -50.0, objective=objective) == score
+
+
+def test_objective_margin_is_the_sides_buildings_then_kills_margin():
+    objective = {"radiant": {"buildings": 3, "kills": 1}, "dire": {"buildings": 1, "kills": 4}}
+    assert R.objective_margin("radiant", objective) == (2, -3)
+    assert R.objective_margin("dire", objective) == (-2, 3)
+    assert R.objective_margin("dire", None) is None
+
+
 def test_game_score_rejects_an_unknown_rule():
-    with pytest.raises(ValueError, match=r"time_limit_outcome must be one of \['draw', 'points'\]"):
+    with pytest.raises(ValueError, match=r"time_limit_outcome must be one of \['draw', 'points', 'objective'\]"):
         R.game_score("radiant", "none", 1.0, "coin")

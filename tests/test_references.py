@@ -112,7 +112,7 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
         winner, mine, theirs = next(games)
         me = "radiant" if seed % 2 == 0 else "dire"
         other = "dire" if me == "radiant" else "radiant"
-        none = {"towers": 0, "barracks": 0, "shrines": 0}
+        none = {"towers": 0, "barracks": 0, "shrines": 0, "kills": 0}
         return {"winner": winner, "game_time_s": 60.0, "raw_return": {me: mine, other: theirs},
                 "destroyed_by": {"radiant": none, "dire": none}}
 
@@ -131,7 +131,7 @@ def test_play_scores_capped_games_by_the_rule_and_references_record_theirs(monke
     """With "points" a game stopped by the time limit goes to the side ahead on raw return; the rated references file
     records the rule, and a version is only rated under the rule its references were rated with."""
     import policies.agents.by_name
-    none = {"towers": 0, "barracks": 0, "shrines": 0}
+    none = {"towers": 0, "barracks": 0, "shrines": 0, "kills": 0}
     monkeypatch.setattr(policies.agents.by_name, "play_game", lambda env, radiant, dire, seed=0, on_step=None: {
         "winner": "none", "raw_return": {"radiant": 2.0, "dire": 7.0}, "game_time_s": 10.0,
         "destroyed_by": {"radiant": none, "dire": none}})

@@ -142,8 +142,8 @@ def test_bad_options_are_errors_naming_them(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith("error: --players 'wizard'") and "'scripted_3'" in err
     assert RA.main(["--preset", "five_2020"]) == 2
-    assert "error: --preset 'five_2020': unknown; allowed: ['five_2018', 'five_2019', 'hok_2022']" in \
-        capsys.readouterr().err
+    allowed = "['five_2018', 'five_2019', 'five_objective', 'hok_2022']"
+    assert f"error: --preset 'five_2020': unknown; allowed: {allowed}" in capsys.readouterr().err
     assert RA.main(["--config", str(tmp_path / "none.yaml")]) == 2
     assert "not found" in capsys.readouterr().err
     for argv in (["--config", "x.yaml", "--preset", "hok_2022"], ["--seeds", "0"], ["--time-limit", "-1"]):
@@ -151,3 +151,44 @@ def test_bad_options_are_errors_naming_them(capsys, tmp_path):
             RA.parse_args(argv)
         assert e.value.code == 2
     assert not os.path.exists(tmp_path / "games.csv")
+
+
+ORDER_PLAYERS, ORDER_SEEDS, ORDER_TIME_LIMIT_S = ["noop", "scripted_1", "scripted_3"], 2, 150.0
+
+
+@pytest.fixture(scope="module")
+def games_against_the_full_bot():
+    """The matchups that broke five_2019's order (docs/reward_audit.md): noop, scripted_1 and scripted_3 against
+    scripted_3, 1v1, 2 seeds on both sides, 150 s games (12 games; a game's sums score it under any reward)."""
+    return [RA.play_signal_game("1v1", p, "scripted_3", g, RA.SEED, ORDER_TIME_LIMIT_S)
+            for p in ORDER_PLAYERS for g in range(2 * ORDER_SEEDS)]
+
+
+def order_against_the_full_bot(games, preset: str) -> tuple[dict, dict]:
+    reward = {**RA.audit_reward(preset=preset), "team_spirit": 0.0}  # the 1v1 configs' team spirit
+    rows = [RA.score_game(g, reward) for g in games]
+    means = {p: {"scripted_3": RA.matchup_stats([r for r in rows if r["player"] == p])["mean"]}
+             for p in ORDER_PLAYERS}
+    return RA.order_check(means, ORDER_PLAYERS, ["scripted_3"]), means
+
+
+def test_five_objective_pays_a_stronger_player_more_against_the_full_bot(games_against_the_full_bot):
+    """The order noop < scripted_1 < scripted_3 against scripted_3 holds under five_objective and, on the same games,
+    fails under five_2019 (the idle hero collects more than scripted_1, which fights the full bot and loses)."""
+    check, means = order_against_the_full_bot(games_against_the_full_bot, "five_objective")
+    assert check["holds"], means
+    old, old_means = order_against_the_full_bot(games_against_the_full_bot, "five_2019")
+    assert old["by_opponent"]["scripted_3"]["broken"][0][:2] == ["noop", "scripted_1"], old_means
+    assert old_means["noop"]["scripted_3"] > old_means["scripted_1"]["scripted_3"]
+
+
+def test_a_game_is_scored_from_its_sums_as_training_pays_it(games_against_the_full_bot):
+    """score_game's return of a stored game equals the audit env's post-processing replayed step by step: the sums
+    of two presets differ only by their weights (the parts are linear in them)."""
+    g = next(x for x in games_against_the_full_bot if x["player"] == "scripted_1")
+    base = {**RA.audit_reward(preset="five_2019"), "team_spirit": 0.0}
+    r1 = RA.score_game(g, base)
+    r2 = RA.score_game(g, {**base, "reward_weights": {"health": 4.0}})  # health x2
+    assert r2["health"] == pytest.approx(2 * r1["health"]) and r1["health"] < 0.0  # scripted_1 loses its fights
+    assert r2["return"] - r1["return"] == pytest.approx(r1["health"])
+    assert g["kills_lost"] > 0 and r1["kills_lost"] == g["kills_lost"]

@@ -316,7 +316,7 @@ def test_env_preset_2018():
 
 # ---- presets and weights ---------------------------------------------------------------------------------------------
 def test_presets():
-    assert set(REWARD_PRESETS) == {"five_2018", "five_2019", "hok_2022"}
+    assert set(REWARD_PRESETS) == {"five_2018", "five_2019", "hok_2022", "five_objective"}
     for preset in REWARD_PRESETS.values():
         assert set(preset) == set(SIGNALS)
     w19, w18 = reward_weights("five_2019"), reward_weights("five_2018")

@@ -52,8 +52,9 @@ def version_module(spec, state):
 
 
 def refs(**agents):
-    """A rated 1v1 pool: name=(kind, mu)."""
-    return {"mode": "1v1", "agents": {n: {"kind": k, "mu": mu, "sigma": 1.0} for n, (k, mu) in agents.items()}}
+    """A rated 1v1 pool: name=(kind, mu), rated under the default time-limit rule."""
+    return {"mode": "1v1", "time_limit_outcome": R.DEFAULT_TIME_LIMIT_OUTCOME,
+            "agents": {n: {"kind": k, "mu": mu, "sigma": 1.0} for n, (k, mu) in agents.items()}}
 
 
 def replay_rating(start_mu, rows, pool):
@@ -208,8 +209,9 @@ def test_a_resumed_run_rates_the_restored_version_when_it_was_due_and_not_rated(
 
 
 def test_a_version_is_rated_only_under_the_rule_of_its_references(version_module):
-    with pytest.raises(ValueError, match="rated with 'draw'"):
-        VersionRater(refs(random=("random", 0.0)), time_limit_outcome="points")
+    unrecorded = {k: v for k, v in refs(random=("random", 0.0)).items() if k != "time_limit_outcome"}
+    with pytest.raises(ValueError, match="rated with 'draw'"):  # a pool that records no rule was rated with "draw"
+        VersionRater(unrecorded, time_limit_outcome="points")
     ev = VersionRater({**refs(random=("random", 0.0)), "time_limit_outcome": "points"}, time_limit_outcome="points")
     assert ev.time_limit_outcome == "points"
 

@@ -34,7 +34,9 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
     game's replay to, or None. Per opponent:
     win and draw rates, game minutes, the reward margin (the module team's summed raw reward minus the opponent's,
     per game), the points win rate (games won outright, or drawn at the time limit with the higher raw return: capped
-    games are rarely won outright by a young policy) and the buildings (towers, barracks, shrines) each side
+    games are rarely won outright by a young policy), the objective win rate (won outright, or at the time limit
+    on more buildings destroyed, then more hero kills: ratings.LIMIT_OBJECTIVE) and the buildings (towers, barracks,
+    shrines) each side
     destroyed per game: the margin, points and buildings show progress long before games are won."""
     env = MobaEnv({**env_config, "evaluation": True})
     out = {}
@@ -52,6 +54,7 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
         out[f"win_rate_vs_{name}"] = r["outright_win_rate"]
         out[f"draw_rate_vs_{name}"] = r["draw_rate"]
         out[f"points_win_rate_vs_{name}"] = r["points_win_rate"]
+        out[f"objective_win_rate_vs_{name}"] = r["objective_win_rate"]
         out[f"game_minutes_vs_{name}"] = r["game_minutes"]
         out[f"reward_margin_vs_{name}"] = r["reward_margin"]
         out[f"buildings_vs_{name}"] = r["buildings"]

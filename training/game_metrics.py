@@ -19,6 +19,7 @@ SIGNAL_KEY = "signal_reward"  # env_runners/signal_reward/<signal>: weighted rew
 HERO_SECONDS_KEY = "hero_game_seconds"  # env_runners/hero_game_seconds: the hero-seconds those sums cover
 RAW_RETURN_KEY = "raw_return"  # a game's record: {side: the team's raw return so far}
 WINNER_KEY, GAME_TIME_KEY, LAST_TIME_KEY = "winner", "game_time_s", "last_game_time_s"  # a game's record
+OBJECTIVE_KEY = "objective"  # a game's record: {side: {"buildings", "kills"}} at its end (MobaEnv's final infos)
 METRICS_WINDOW = 100  # games the win rates, game times and raw returns are averaged over
 
 
@@ -54,6 +55,8 @@ class GameTally:
             if WINNER_KEY in info:
                 record[WINNER_KEY] = info[WINNER_KEY]
                 record[GAME_TIME_KEY] = info["game_time_s"]
+                if OBJECTIVE_KEY in info:
+                    record[OBJECTIVE_KEY] = info[OBJECTIVE_KEY]
         if game_time is not None:
             self.hero_seconds += heroes * (game_time - record.get(LAST_TIME_KEY, 0.0))
             record[LAST_TIME_KEY] = game_time

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 from moba.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_agent
-from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, game_score, team_margin
+from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, game_score, objective_margin, team_margin
 from policies.model.module_ids import MAIN, SLOT_PREFIX
 from training import run_storage
 from training.settings import LeagueSettings, run_settings
@@ -166,26 +166,32 @@ def game_started(env_runner, env_index: int, forced: bool = False) -> dict | Non
     return league.draw(env_index, load, forced)
 
 
-def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict) -> None:
+def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,
+               objective: dict | None = None) -> None:
     """Runs on a runner when the game in env `env_index` ends: frees its slot and, for a game against a past version,
     records main's score with the probability the version was drawn with. `winner` is a side or NO_WINNER,
-    `raw_returns` each side's raw return (a capped game is scored on them by the time-limit rule)."""
+    `raw_returns` each side's raw return, `objective` what each side destroyed (MobaEnv's final
+    ``infos[agent]["objective"]``): a capped game is scored on them by the time-limit rule."""
     league = runner_league(env_runner)
     if league is None:
         return
     league.release(env_index)
     if matchup is not None:
         league.results.append((matchup["version"],
-                               main_score(winner, raw_returns, matchup["side"], league.time_limit_outcome),
+                               main_score(winner, raw_returns, matchup["side"], league.time_limit_outcome,
+                                          objective),
                                matchup["probability"]))
 
 
-def main_score(winner: str, raw_returns: dict, past_side: str, time_limit_outcome: str) -> float:
-    """The score (ratings.WIN, LOSS or DRAW) of "main" in a finished game against a past version playing
-    `past_side`. A game stopped by the time limit is scored by `time_limit_outcome` from the teams' raw returns
-    (without them it is a draw)."""
+def main_score(winner: str, raw_returns: dict, past_side: str, time_limit_outcome: str,
+               objective: dict | None = None) -> float:
+    """The score (ratings.WIN, LOSS or DRAW) of "main" in a finished game against an opponent playing `past_side`.
+    A game stopped by the time limit is scored by `time_limit_outcome`: "points" from the teams' raw returns,
+    "objective" from `objective` ({side: {"buildings", "kills"}}, MobaEnv's final infos); without them it is a
+    draw."""
     main_side = enemy_side(past_side)
-    return game_score(main_side, winner, team_margin(main_side, raw_returns or {}), time_limit_outcome)
+    return game_score(main_side, winner, team_margin(main_side, raw_returns or {}), time_limit_outcome,
+                      objective_margin(main_side, objective))
 
 
 def winner_of(episode) -> str:
@@ -193,5 +199,13 @@ def winner_of(episode) -> str:
         if "winner" in info:
             return info["winner"]
     return NO_WINNER
+
+
+def objective_of(episode) -> dict | None:
+    """What each side destroyed in a finished episode (MobaEnv's final ``infos[agent]["objective"]``), or None."""
+    for info in episode.get_infos(-1).values():
+        if "objective" in info:
+            return info["objective"]
+    return None
 
 

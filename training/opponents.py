@@ -107,14 +107,16 @@ def game_started(env_runner, env_index: int) -> dict | None:
     return opp.matchup(kind)
 
 
-def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict) -> None:
-    """Records the finished game: a league game in the league, a game against a fixed agent here."""
+def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,
+               objective: dict | None = None) -> None:
+    """Records the finished game: a league game in the league, a game against a fixed agent here. `objective`: what
+    each side destroyed (MobaEnv's final infos), for the "objective" time-limit rule."""
     fixed = matchup is not None and "agent" in matchup
-    league_play.game_ended(env_runner, env_index, None if fixed else matchup, winner, raw_returns)
+    league_play.game_ended(env_runner, env_index, None if fixed else matchup, winner, raw_returns, objective)
     if fixed:
         opp = runner_opponents(env_runner)
         opp.results.append((matchup["agent"], league_play.main_score(winner, raw_returns, matchup["side"],
-                                                                     opp.time_limit_outcome)))
+                                                                     opp.time_limit_outcome, objective)))
 
 
 def collect_from_runner(env_runner) -> list:

@@ -16,7 +16,7 @@ from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
 from moba.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
-from moba.game.teams import TEAM_SIZE, agent_ids, winner_name
+from moba.game.teams import TEAM_SIZE, agent_ids, team_name, winner_name
 
 _instance_counter = itertools.count()
 
@@ -73,7 +73,10 @@ class MobaEnv(MultiAgentEnv):
 
     Destroying the enemy ancient (the crystal in 1v1) ends the game as ``terminated`` for every agent; the time limit
     ends it as ``truncated`` (``"__all__"`` keys included). Every agent gets an observation at the last step, and
-    ``infos[agent]["winner"]`` is ``"radiant"``, ``"dire"`` or ``"none"`` (time limit). ``step`` after the end raises
+    ``infos[agent]["winner"]`` is ``"radiant"``, ``"dire"`` or ``"none"`` (time limit), and
+    ``infos[agent]["objective"]`` what each side destroyed, ``{"radiant": {"buildings": n, "kills": n}, "dire": ...}``
+    (towers, barracks and shrines; enemy heroes killed by the side's units: what decides a capped game under the
+    "objective" rule, policies/league/ratings.py). ``step`` after the end raises
     ``RuntimeError``: call ``reset``.
 
     ## Arguments
@@ -171,11 +174,18 @@ class MobaEnv(MultiAgentEnv):
             infos[a] = {"reward_signals": dict(zip(SIGNALS, weighted[i].tolist())), "game_time_s": self.game.time}
             if self._done:
                 infos[a]["winner"] = winner_name(self.game.winner)
+                infos[a]["objective"] = self.objective()
         terminateds = {a: terminated for a in self.possible_agents}
         truncateds = {a: truncated and not terminated for a in self.possible_agents}
         terminateds["__all__"] = terminated
         truncateds["__all__"] = truncated and not terminated
         return obs, rewards, terminateds, truncateds, infos
+
+    def objective(self) -> dict:
+        """What each side destroyed so far: {side: {"buildings": towers + barracks + shrines, "kills": hero kills}}
+        (the engine's team statistics, read only)."""
+        return {team_name(t): {"buildings": st.towers + st.barracks + st.shrines, "kills": st.kills}
+                for t, st in enumerate(self.game.stats)}
 
     # ---- helpers -----------------------------------------------------------------------------------------------------
     def _decode(self, acts: np.ndarray) -> np.ndarray:

@@ -57,7 +57,24 @@ WEIGHTS_HOK_2022 = {
     "tower_t1": 10.0, "tower_t2": 10.0, "tower_t3": 10.0, "tower_t4": 10.0, "shrine": 0.0, "barracks": 0.0,
     "lane_assign": 0.0,
 }
-REWARD_PRESETS = {"five_2019": WEIGHTS_FIVE_2019, "five_2018": WEIGHTS_FIVE_2018, "hok_2022": WEIGHTS_HOK_2022}
+# A reward that pays for winning (the learning issue's item 4; docs/reward_audit.md, 2026-11-26): Five app. G's
+# Table 6 with the game's objective weighted up and the fights weighted down, so that against every ladder level the
+# return rises with the player's level. Under five_2019 a player that fights the full bot and loses (scripted_1:
+# health -12.8, hero deaths -6.5 a 600 s 1v1 game) collects less than one that stands still (noop -25.7 against
+# scripted_1's -43.3), and PPO learns to stay home. The changes from Table 6:
+# - win 5.0 -> 10.0 and every building (towers, shrines, barracks, megas) x3: the objective decides the return;
+# - health 2.0 -> 0.5 and hero death -1.0 -> 0.0: a death still costs the health curve, the enemy's kill gold and xp
+#   (zero sum) and the respawn time, but no longer outweighs the objective. Over a game, the health term charges
+#   each death the whole curve (a respawn is not a heal), a second death penalty;
+# - mana 0.75 -> 0.0: the mana term charges every cast (the advantage of the ability actions was negative in every
+#   probe of the issue) and pays back the regeneration later; over a game it nets to about 0.
+WEIGHTS_FIVE_OBJECTIVE = {
+    **WEIGHTS_FIVE_2019, "win": 10.0, "health": 0.5, "hero_death": 0.0, "mana": 0.0,
+    "tower_t1": 6.75, "tower_t2": 9.0, "tower_t3": 13.5, "tower_t4": 6.75, "shrine": 6.75, "barracks": 18.0,
+    "megas": 12.0,
+}
+REWARD_PRESETS = {"five_2019": WEIGHTS_FIVE_2019, "five_2018": WEIGHTS_FIVE_2018, "hok_2022": WEIGHTS_HOK_2022,
+                  "five_objective": WEIGHTS_FIVE_OBJECTIVE}
 DEFAULT_PRESET = "five_2019"
 
 # Post-processing defaults (Five app. G)

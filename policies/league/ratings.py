@@ -27,19 +27,34 @@ ELO_INITIAL = 1000.0
 
 WIN, LOSS, DRAW = 1.0, 0.0, 0.5
 # How a game stopped by the time limit counts. The papers' games have no time limit (Five) or cap training only
-# (HoK sec. 3: "in practice, there is a time limit in training"): "draw" keeps the games' own rule (only the
-# ancient decides); "points" gives the capped game to the team with the higher raw (Table 6, shaped) return, the rule
-# of the evaluation's points win rate. On one machine nearly every capped game of a young policy is a draw, and
-# draws move neither the league's qualities nor TrueSkill.
-LIMIT_DRAW, LIMIT_POINTS = "draw", "points"
-TIME_LIMIT_OUTCOMES = (LIMIT_DRAW, LIMIT_POINTS)
-DEFAULT_TIME_LIMIT_OUTCOME = LIMIT_DRAW
+# (HoK sec. 3: "in practice, there is a time limit in training"). On one machine nearly every capped game of a young
+# policy is a draw, and draws move neither the league's qualities nor TrueSkill. The rules:
+# - "draw" keeps the games' own rule (only the ancient decides);
+# - "points" gives the capped game to the team with the higher raw (Table 6, shaped) return. The shaped reward is
+#   not the game's objective: the reward audit (docs/reward_audit.md) found it paying an idle hero more than a
+#   player that fights the full bot and loses, so "points" measures the reward, not skill;
+# - "objective" (the default) decides it by the game's objective, the way the game itself is won: the team that
+#   destroyed more buildings (towers, barracks, shrines) wins, then the team with more hero kills; else a draw.
+LIMIT_DRAW, LIMIT_POINTS, LIMIT_OBJECTIVE = "draw", "points", "objective"
+TIME_LIMIT_OUTCOMES = (LIMIT_DRAW, LIMIT_POINTS, LIMIT_OBJECTIVE)
+DEFAULT_TIME_LIMIT_OUTCOME = LIMIT_OBJECTIVE
+UNRECORDED_TIME_LIMIT_OUTCOME = LIMIT_DRAW  # the rule of a reference pool whose file names none (rated before rules)
 
 
 def team_margin(side: str, returns: dict) -> float:
     """The raw return of the team playing `side` minus its enemy's, from {"radiant": x, "dire": y} (a team missing
     from `returns` counts 0)."""
     return returns.get(side, 0.0) - returns.get(enemy_side(side), 0.0)
+
+
+def objective_margin(side: str, objective: dict | None) -> tuple[int, int] | None:
+    """The objective margin of the team playing `side`: (buildings it destroyed minus buildings it lost, hero kills
+    minus hero deaths to the enemy), from ``{side: {"buildings": n, "kills": n}}`` (MobaEnv's final
+    ``infos[agent]["objective"]``, moba.game.engine.Game.objective); None when `objective` is None."""
+    if objective is None:
+        return None
+    mine, theirs = objective[side], objective[enemy_side(side)]
+    return mine["buildings"] - theirs["buildings"], mine["kills"] - theirs["kills"]
 
 
 def check_time_limit_outcome(rule) -> str:
@@ -50,14 +65,22 @@ def check_time_limit_outcome(rule) -> str:
 
 
 def game_score(side: str, winner: str | None, margin: float,
-               time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME) -> float:
+               time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME,
+               objective: tuple[int, int] | None = None) -> float:
     """The score (WIN, LOSS or DRAW) of the team playing `side` in a finished game: `winner` is a side's name or
-    NO_WINNER/None (the time limit), `margin` the team's raw return minus the enemy's."""
+    NO_WINNER/None (the time limit), `margin` the team's raw return minus the enemy's, `objective` its
+    objective_margin (buildings, then hero kills). A capped game is a DRAW under "draw", decided by `margin` under
+    "points" and by `objective` under "objective" (the buildings margin, or when it is 0 the kills margin; a DRAW
+    when both are 0 or `objective` is None: a game whose objective was not recorded)."""
     check_time_limit_outcome(time_limit_outcome)
     if winner in TEAM_NAMES:
         return WIN if winner == side else LOSS
     if time_limit_outcome == LIMIT_POINTS and margin != 0.0:
         return WIN if margin > 0.0 else LOSS
+    if time_limit_outcome == LIMIT_OBJECTIVE and objective is not None:
+        deciding = next((m for m in objective if m != 0), 0)
+        if deciding:
+            return WIN if deciding > 0 else LOSS
     return DRAW
 
 

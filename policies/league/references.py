@@ -5,7 +5,7 @@ them. The rating math is ``policies/league/ratings.py``; the CLI is ``python -m 
 
 The references file (JSON) lists the reference agents and, once rated, their TrueSkill::
 
-    {"mode": "1v1", "time_limit_outcome": "draw", "time_limit_s": 1200.0,
+    {"mode": "1v1", "time_limit_outcome": "objective", "time_limit_s": 1200.0,
      "agents": {"random": {"kind": "random", "mu": 0.0, "sigma": 1.2},
                 "scripted_2": {"kind": "scripted_2", "mu": 17.3, "sigma": 1.1},
                 "v40": {"kind": "checkpoint", "path": "results/run/.../checkpoint_000003"}}}
@@ -59,7 +59,7 @@ def load_references(path: str | None, mode: str) -> dict:
 
 def references_outcome_rule(refs: dict, time_limit_outcome: str) -> None:
     """Raises unless the references were rated under the same time-limit rule (a file without one: "draw")."""
-    rated = refs.get("time_limit_outcome", R.DEFAULT_TIME_LIMIT_OUTCOME)
+    rated = refs.get("time_limit_outcome", R.UNRECORDED_TIME_LIMIT_OUTCOME)
     if rated != time_limit_outcome:
         raise ValueError(f"time_limit_outcome {time_limit_outcome!r}: the references were rated with "
                          f"{rated!r}; rate them again with --rate-references --time-limit-outcome "
@@ -229,12 +229,15 @@ class VersionRater:
     sides, and its rating moves after each game while the references stay constant."""
 
     def __init__(self, references: dict, start_mu: float | None = None, explore: bool = True,
-                 time_limit_outcome: str = R.DEFAULT_TIME_LIMIT_OUTCOME):
+                 time_limit_outcome: str | None = None):
         """references: a rated references dict; start_mu: the mu of the version rated before (a resumed run, or the
         CLI's --start-mu), if any; explore: sample the version's actions as in training (False: the most likely
-        ones); time_limit_outcome: how a game stopped by the time limit counts (ratings.game_score)."""
+        ones); time_limit_outcome: how a game stopped by the time limit counts (ratings.game_score; None: the rule
+        the references were rated with)."""
         if "mode" not in references:
             raise ValueError("the references have no game mode ('mode')")
+        if time_limit_outcome is None:
+            time_limit_outcome = references.get("time_limit_outcome", R.UNRECORDED_TIME_LIMIT_OUTCOME)
         references_outcome_rule(references, time_limit_outcome)
         self.time_limit_outcome = time_limit_outcome
         self.mode = references["mode"]
@@ -282,8 +285,9 @@ class VersionRater:
 
 def summary_table(rows, refs):
     """Per reference: games, outright wins (its ancient destroyed), draws (stopped by the time limit) and losses, the
-    win rate (outright wins per game), the mean score TrueSkill saw (a draw counts 0.5; under the "points" rule a
-    capped game counts as won or lost by the raw returns), and the reference's rating (a pandas DataFrame)."""
+    win rate (outright wins per game), the mean score TrueSkill saw (a draw counts 0.5; under the "objective" rule a
+    capped game counts as won or lost on buildings, then hero kills, and under "points" by the raw returns), and the
+    reference's rating (a pandas DataFrame)."""
     import pandas as pd
     df = pd.DataFrame(rows)
     won, drawn = df["winner"] == df["side"], df["winner"] == NO_WINNER

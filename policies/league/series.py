@@ -8,13 +8,14 @@ a series replays in any process and any order of games. Each game gives a record
     {"game": g, "side": "radiant", "winner": "dire" | "radiant" | "none", "game_time_s": 412.0,
      "margin": -3.1,            # the agent's team's summed raw reward minus the opponent's (ratings.team_margin)
      "buildings": 1, "buildings_lost": 3,  # towers, barracks and shrines destroyed by each side
+     "kills": 2, "kills_lost": 5,           # enemy heroes killed by each side's units (towers and creeps too)
      "summary": {...}}          # Game.summary() with "raw_return"
 """
 from __future__ import annotations
 
 from moba.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
 from policies.agents import by_name
-from policies.league.ratings import LIMIT_DRAW, LIMIT_POINTS, WIN, game_score, team_margin
+from policies.league.ratings import LIMIT_DRAW, LIMIT_OBJECTIVE, LIMIT_POINTS, WIN, game_score, team_margin
 
 
 def buildings(destroyed: dict) -> int:
@@ -28,7 +29,9 @@ def game_record(game: int, side: str, summary: dict) -> dict:
     return {"game": game, "side": side, "winner": summary["winner"], "game_time_s": summary["game_time_s"],
             "margin": team_margin(side, summary["raw_return"]),
             "buildings": buildings(summary["destroyed_by"][side]),
-            "buildings_lost": buildings(summary["destroyed_by"][enemy]), "summary": summary}
+            "buildings_lost": buildings(summary["destroyed_by"][enemy]),
+            "kills": summary["destroyed_by"][side]["kills"], "kills_lost": summary["destroyed_by"][enemy]["kills"],
+            "summary": summary}
 
 
 def play_series_game(env, agent, opponent, side: str, seed: int, game: int = 0, on_step=None) -> dict:
@@ -53,10 +56,18 @@ def play_series(env, make_agent, make_opponent, games, seed: int = 0, watch=None
         yield play_series_game(env, players[side], players[enemy_side(side)], side, seed + g, g, on_step)
 
 
+def record_objective(record: dict) -> tuple[int, int] | None:
+    """The agent's objective margin in a game record (ratings.objective_margin: buildings destroyed minus lost,
+    hero kills minus deaths to the enemy); None for a record without them (made before they were recorded)."""
+    if not all(k in record for k in ("buildings", "buildings_lost", "kills", "kills_lost")):
+        return None
+    return record["buildings"] - record["buildings_lost"], record["kills"] - record["kills_lost"]
+
+
 def series_score(record: dict, rule: str = LIMIT_DRAW) -> float:
     """The agent's score in one game (ratings.WIN, DRAW or LOSS): a game stopped by the time limit counts as `rule`
-    says (ratings.game_score)."""
-    return game_score(record["side"], record["winner"], record["margin"], rule)
+    says (ratings.game_score: "draw", "points" on the raw return's margin, "objective" on buildings then kills)."""
+    return game_score(record["side"], record["winner"], record["margin"], rule, record_objective(record))
 
 
 def summarize_series(records, rule: str = LIMIT_DRAW) -> dict:
@@ -66,7 +77,8 @@ def summarize_series(records, rule: str = LIMIT_DRAW) -> dict:
       ancient destroyed), outright_win_rate and draw_rate;
     - wins and win_rate under `rule` (ratings.game_score: "draw", a capped game is not won; "points", it is won by
       the team with the higher raw return), and wins_as_radiant, wins_as_dire under it;
-    - points_wins and points_win_rate: wins under the "points" rule, whatever `rule` is;
+    - points_wins and points_win_rate: wins under the "points" rule, whatever `rule` is; objective_wins and
+      objective_win_rate: wins under the "objective" rule (capped games won on buildings, then hero kills);
     - the means per game of game_minutes, reward_margin, buildings (destroyed by the agent) and buildings_lost."""
     rs = list(records)
     if not rs:
@@ -76,10 +88,11 @@ def summarize_series(records, rule: str = LIMIT_DRAW) -> dict:
     outright = sum(r["winner"] == r["side"] for r in rs)
     draws = sum(r["winner"] == NO_WINNER for r in rs)
     points = sum(series_score(r, LIMIT_POINTS) == WIN for r in rs)
+    objective = sum(series_score(r, LIMIT_OBJECTIVE) == WIN for r in rs)
     out = {"games": n, "wins": sum(won), "outright_wins": outright, "draws": draws,
            "losses": sum(r["winner"] not in (r["side"], NO_WINNER) for r in rs), "points_wins": points,
            "win_rate": sum(won) / n, "outright_win_rate": outright / n, "draw_rate": draws / n,
-           "points_win_rate": points / n,
+           "points_win_rate": points / n, "objective_wins": objective, "objective_win_rate": objective / n,
            **{f"wins_as_{side}": sum(w for w, r in zip(won, rs) if r["side"] == side) for side in TEAM_NAMES}}
     # the means, summed in game order as every tool did before (they are compared bit for bit); a key whose field
     # some record lacks (a record a tool made without it) is left out

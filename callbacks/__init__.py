@@ -24,7 +24,13 @@ def run_callbacks() -> list:
     from callbacks.league_play import LeagueCallback
     from callbacks.metrics import GameMetricsCallback
     from callbacks.opponents import OpponentsCallback
+    from callbacks.reward_scale import RewardScaleCallback
     from callbacks.schedules import ScheduleCallback
     from callbacks.trueskill_rating import TrueSkillCallback
-    return [InitWeightsCallback, ScheduleCallback, GameMetricsCallback, EvaluationCallback, LeagueCallback,
-            OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks, RestoreCallback]
+    from callbacks.value_warmup import ValueWarmupCallback
+    # RewardScaleCallback before the callbacks that copy the weights after an iteration (the league's snapshots,
+    # TrueSkill's versions): its value-head rescale is part of the iteration's weights. ValueWarmupCallback after
+    # RestoreCallback: it counts the iterations from the restored one
+    return [InitWeightsCallback, ScheduleCallback, GameMetricsCallback, RewardScaleCallback, EvaluationCallback,
+            LeagueCallback, OpponentsCallback, TrueSkillCallback, CompactEpisodeChunks, RestoreCallback,
+            ValueWarmupCallback]

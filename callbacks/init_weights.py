@@ -51,8 +51,9 @@ def _iteration_of(path: str) -> int:
 
 
 class RestoreCallback(RLlibCallback):
-    """``init.restore``: the algorithm continues from a whole checkpoint. Listed last among the callbacks, so that the
-    others have set up (league pool, schedules) before the restore's ``on_checkpoint_loaded`` reaches them."""
+    """``init.restore``: the algorithm continues from a whole checkpoint. Listed after the callbacks whose state a
+    checkpoint carries (league pool, schedules, reward scale), so that they have set up before the restore's
+    ``on_checkpoint_loaded`` reaches them; only the value warm-up, which counts from the restored iteration, follows."""
 
     @override(RLlibCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):

@@ -17,7 +17,7 @@ from training.settings import SETTINGS_KEY, RunSettings
 
 ENV_NAME = "openfive"
 # env_config keys of the reward post-processing wrapper (its own defaults apply to those missing)
-WRAPPER_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma")
+WRAPPER_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma", "normalize_scope")
 TRAINING_ENV_KEYS = WRAPPER_KEYS + ("torch_threads",)
 
 
@@ -44,11 +44,13 @@ def make_training_env(env_config):
 
 def training_env_config(cfg: RunSettings) -> dict:
     """The env_config of the training env (make_training_env) of a run's settings: its env section, the seed, the
-    reward post-processing at the schedules' initial values, the env runners' torch threads."""
+    reward post-processing at the schedules' initial values (and the reward normalization's scope), the env runners'
+    torch threads."""
     initial = cfg.initial_schedule_values()
     return {**cfg.env, "seed": cfg.env.get("seed", cfg.seed), "team_spirit": initial["team_spirit"],
             "zero_sum": cfg.reward.zero_sum, "time_decay": cfg.reward.time_decay,
             "normalize_gamma": initial["gamma"] if cfg.reward.normalize else None,
+            "normalize_scope": cfg.reward.normalize_scope,  # "run": the std set by callbacks/reward_scale.py
             "torch_threads": cfg.resources.torch_threads,
             **({"new_action_share": initial["new_action_share"]} if cfg.env.get("new_actions") else {})}
 

@@ -9,7 +9,16 @@ stays in ``infos[agent]["raw_reward"]``. Team spirit is changed at runtime by th
 
 Reward normalization (Five Table 2 footnote c: "we normalize rewards using a running estimate of the standard
 deviation, and the value loss weight is applied post-normalization"): the post-processed rewards are divided by a
-running standard deviation of the heroes' discounted returns, estimated over all envs of the process (ReturnScaler).
+running standard deviation of the heroes' discounted returns. Where that std comes from is the wrapper's
+``normalize_scope``:
+
+- "process" (the default of a wrapper built by hand: scripts, tests): ``PROCESS_SCALER``, one running estimate over
+  all envs of the process, updated every step;
+- "run" (a training run's default, ``reward.normalize_scope``): one std for the whole run. Each env keeps the
+  statistics of its returns since the last sync (``RunReturnScaler``), the driver merges every env runner's into the
+  run's (callbacks/reward_scale.py, which also carries them in checkpoints) and sends the merged std back before the
+  next sampling round: every env of every runner divides by the same std, fixed for the round.
+
 The unnormalized post-processed reward stays in ``infos[agent]["postprocessed_reward"]``.
 """
 from __future__ import annotations
@@ -26,8 +35,8 @@ SCALE_WARMUP = 100  # returns seen before the running std is used (until then re
 
 
 class ReturnScaler:
-    """Running std of discounted returns, shared by every env of a process; ``scale(r, returns)`` divides
-    rewards by it. The discounted returns themselves are per env (``step_returns``)."""
+    """Running std of discounted returns (their count, mean and M2); the envs of a process share one
+    (``PROCESS_SCALER``) and divide their rewards by its ``std``. The discounted returns themselves are per env."""
 
     def __init__(self):
         self.count, self.mean, self.m2 = 0, 0.0, 0.0
@@ -39,11 +48,28 @@ class ReturnScaler:
         if n == 0:
             return
         b_mean = float(x.mean())
-        total = self.count + n
-        delta = b_mean - self.mean
-        self.mean += delta * n / total
-        self.m2 += float(((x - b_mean) ** 2).sum()) + delta ** 2 * self.count * n / total
+        self.merge(n, b_mean, float(((x - b_mean) ** 2).sum()))
+
+    def merge(self, count: int, mean: float, m2: float):
+        """Merges the statistics of another set of values (its count, mean and sum of squared deviations M2): the
+        result is that of both sets' values together (Chan et al.), whatever the split."""
+        count = int(count)
+        if count <= 0:
+            return
+        total = self.count + count
+        delta = float(mean) - self.mean
+        self.mean += delta * count / total
+        self.m2 += float(m2) + delta ** 2 * self.count * count / total
         self.count = total
+
+    def state_dict(self) -> dict:
+        return {"count": self.count, "mean": self.mean, "m2": self.m2}
+
+    @classmethod
+    def from_state_dict(cls, state: dict) -> "ReturnScaler":
+        scaler = cls()
+        scaler.merge(state["count"], state["mean"], state["m2"])
+        return scaler
 
     @property
     def std(self) -> float:
@@ -52,16 +78,44 @@ class ReturnScaler:
         return max(float(np.sqrt(self.m2 / (self.count - 1))), SCALE_EPS)
 
 
+class RunReturnScaler(ReturnScaler):
+    """One env's part of the run-wide scale (``normalize_scope`` "run"): it divides by the std the driver set
+    (``set_std``; 1 until the first sync), which stays fixed between syncs, and accumulates the statistics of its
+    returns since the last sync, which ``take_increment`` hands over (count, mean, M2) and clears."""
+
+    def __init__(self):
+        super().__init__()
+        self.fixed_std = 1.0
+
+    def set_std(self, std: float):
+        if not np.isfinite(std) or std <= 0:
+            raise ValueError(f"the run's return std must be a positive number, got {std}")
+        self.fixed_std = float(std)
+
+    def take_increment(self) -> tuple[int, float, float]:
+        """The statistics accumulated since the last call, cleared."""
+        out = (self.count, self.mean, self.m2)
+        self.count, self.mean, self.m2 = 0, 0.0, 0.0
+        return out
+
+    @property
+    def std(self) -> float:
+        return self.fixed_std
+
+
 PROCESS_SCALER = ReturnScaler()
+NORMALIZE_SCOPES = ("run", "process")  # PostprocessedRewardEnv's normalize_scope (module docstring)
 
 
 class PostprocessedRewardEnv(MultiAgentEnv):
     """Wraps MobaEnv (or RemoteMobaEnv): same spaces and agents, post-processed rewards."""
 
     def __init__(self, env, team_spirit: float = TEAM_SPIRIT, zero_sum: bool = True,
-                 time_decay: bool = True, normalize_gamma: float | None = None, scaler: ReturnScaler | None = None):
+                 time_decay: bool = True, normalize_gamma: float | None = None, scaler: ReturnScaler | None = None,
+                 normalize_scope: str = "process"):
         """`normalize_gamma`: when set, rewards are divided by the running std of returns discounted by it (footnote
-        c); `scaler` holds that std (the process-wide one by default)."""
+        c); `scaler` holds that std: by default the process-wide one (`normalize_scope` "process") or this env's
+        RunReturnScaler ("run", its std set by ``set_return_std``)."""
         super().__init__()
         self.env = env
         self.possible_agents = env.possible_agents
@@ -75,13 +129,31 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         if normalize_gamma is not None and not 0.0 <= normalize_gamma < 1.0:
             raise ValueError(f"normalize_gamma must be in [0, 1), got {normalize_gamma}")
         self.normalize_gamma = normalize_gamma
-        self.scaler = scaler or PROCESS_SCALER
+        if normalize_scope not in NORMALIZE_SCOPES:
+            raise ValueError(f"normalize_scope must be one of {list(NORMALIZE_SCOPES)}, got {normalize_scope!r}")
+        self.normalize_scope = normalize_scope
+        self.scaler = scaler or (RunReturnScaler() if normalize_scope == "run" else PROCESS_SCALER)
         self.returns = np.zeros(len(self.possible_agents))
 
     def set_team_spirit(self, tau: float):
         if not 0.0 <= float(tau) <= 1.0:
             raise ValueError(f"team_spirit must be in [0, 1], got {tau}")
         self.team_spirit = float(tau)
+
+    # ---- the run-wide scale (normalize_scope "run"): set and read by callbacks/reward_scale.py -----------------------
+    def set_return_std(self, std: float):
+        """The std this env divides rewards by from now on (the run's; "run" scope only)."""
+        self._run_scaler("set_return_std").set_std(std)
+
+    def take_return_stats(self) -> tuple[int, float, float]:
+        """(count, mean, M2) of this env's discounted returns since the last call ("run" scope only)."""
+        return self._run_scaler("take_return_stats").take_increment()
+
+    def _run_scaler(self, method: str) -> RunReturnScaler:
+        if not isinstance(self.scaler, RunReturnScaler):
+            raise ValueError(f"{method}: this env normalizes rewards by a {type(self.scaler).__name__} "
+                             f"(normalize_scope {self.normalize_scope!r}), not by the run's std")
+        return self.scaler
 
     @override(MultiAgentEnv)
     def reset(self, *, seed=None, options=None):

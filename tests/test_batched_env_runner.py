@@ -125,3 +125,44 @@ def test_the_batched_runner_gives_the_learner_the_classic_batch(ray_session, no_
     if league:
         collected = [r.get("results") for r in (classic.matchups.league.drain(), batched.matchups.league.drain())]
         assert collected[0] and collected[0] == collected[1]
+
+
+def test_ppo_updates_on_two_sampling_rounds_of_the_runner(ray_session, monkeypatch):
+    """RLlib's PPO samples the runner again until train_batch_size env steps are in (synchronous_parallel_sample); with
+    rollout_fragment_length a divisor of train_batch_size / num_envs (RLlib accepts any) every iteration samples twice
+    and the learner updates on both rounds' chunks at once. A hero's chunk continued from the first round has its own
+    ids (before, the same ids: the first iteration raised IndexError in GAE); tests/test_five_learner.py checks that
+    batch column by column."""
+    from ray.tune.registry import register_env
+
+    from callbacks import run_callbacks
+    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from training.batched_env_runner import BatchedEnvRunner, chunk_origin
+
+    rounds = []  # per sample() call: each chunk as it left the runner (the learner's connectors extend them)
+    sample = BatchedEnvRunner.sample
+
+    def recorded(self, **kwargs):
+        episodes = sample(self, **kwargs)
+        rounds.append([(*chunk_origin(e), e.id_, e.multi_agent_episode_id, e.t_started, len(e), e.is_done)
+                       for e in episodes])
+        return episodes
+
+    monkeypatch.setattr(BatchedEnvRunner, "sample", recorded)
+    register_env(ENV_NAME, make_training_env)
+    cfg = tiny_smoke(resources__num_envs_per_env_runner=2)
+    assert cfg.ppo.train_batch_size == 64
+    algo = build_algo_config(cfg, run_callbacks()).env_runners(rollout_fragment_length=16).build_algo()  # 2 x 16 x 2
+    try:
+        for _ in range(2):
+            rounds.clear()
+            result = algo.train()
+            assert len(rounds) == 2 and result["env_runners"]["num_env_steps_sampled"] == 64
+            assert sum(c[5] for r in rounds for c in r) == 128  # agent steps: 2 heroes per 1v1 game
+            first = {c[0]: c for c in rounds[0] if not c[6]}  # hero -> its unfinished chunk of the first round
+            continued = [(first[c[0]], c) for c in rounds[1] if c[0] in first]
+            assert continued and all(c[1] == f[1] + 1 and c[4] == f[4] + f[5] for f, c in continued)  # the next
+            assert all(c[2] != f[2] and c[3] != f[3] for f, c in continued)  # ... under its own ids
+            assert np.isfinite(result["learners"]["main"]["total_loss"])
+    finally:
+        algo.stop()

@@ -17,11 +17,17 @@ cut chunk, or a game stopped by the time limit), from one forward pass over all 
 does not
 run the value network over the batch a second time.
 
-At the end of ``sample()`` it builds one ``SingleAgentEpisode`` per hero of "main" and game chunk (module "main", the
-game's episode id), in bulk. Chunks continue across ``sample()`` calls with the same episode ids, ``t_started`` and a
-lookback of ``episode_lookback_horizon`` steps, as RLlib's ``MultiAgentEpisode.cut`` makes them, so that the learner's
-connectors see what they see from the classic runner: the same learner batch for the same games, weights and actions
-(tests/test_batched_env_runner.py). A finished game is reset on the next step, as RLlib's vector env does.
+At the end of ``sample()`` it builds one ``SingleAgentEpisode`` per hero of "main" and game chunk (module "main"), in
+bulk. Chunks continue across ``sample()`` calls with ``t_started`` and a lookback of ``episode_lookback_horizon`` steps,
+as RLlib's ``MultiAgentEpisode.cut`` makes them, so that the learner's connectors see what they see from the classic
+runner: the same learner batch for the same games, weights and actions (tests/test_batched_env_runner.py). A finished
+game is reset on the next step, as RLlib's vector env does. Episode ids are unique per chunk: a chunk's id (and its
+``multi_agent_episode_id``) is its hero's (its game's) id and the chunk's number in the game (``chunk_id``,
+``chunk_origin`` reads them back). RLlib's cut keeps one id for every chunk, and its learner connectors then rename the
+chunks of a ``MultiAgentEpisode`` (``AddOneTsToEpisodesAndTruncate``), but not those of single-agent episodes, whose
+batch key is (``multi_agent_episode_id``, agent, module): two chunks of one hero in one update (PPO samples a runner
+again until ``train_batch_size`` env steps are in, e.g. with ``rollout_fragment_length`` a divisor of it) would share
+one row of sequences, their LSTM states, sequence lengths and GAE inputs out of line (tests/test_five_learner.py).
 
 The callbacks' per-game duties run here instead of in RLlib's episode hooks: the opponent of each game and its
 result (callbacks/opponents.game_started / game_ended: self-play, a past version of the league in a slot module, or
@@ -60,12 +66,25 @@ from policies.learning.advantages import BOOTSTRAP_VALUE
 from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, agent_teacher, label
 from policies.model.five_module import WIN_PROB
 from policies.model.module_ids import MAIN
-from training.game_metrics import RAW_RETURN_KEY, WINNER_KEY, GameTally
+from training.game_metrics import OBJECTIVE_KEY, RAW_RETURN_KEY, WINNER_KEY, GameTally
 from training.opponents import RunnerMatchups, game_ended, game_started
 from training.settings import run_settings
 
 logger = logging.getLogger(__name__)
 FIXED_AGENT = "fixed agent"  # _Game.module_of for the heroes a fixed agent plays (no module: never training data)
+CHUNK_SEP = "-"  # between a game's (a hero's) id and the chunk's number in an episode id
+
+
+def chunk_id(base: str, chunk: int) -> str:
+    """The episode id of chunk number `chunk` of a game or hero whose id is `base` (unique per chunk)."""
+    return f"{base}{CHUNK_SEP}{chunk}"
+
+
+def chunk_origin(episode) -> tuple[str, int]:
+    """A chunk's hero id (the same in every chunk of one hero in one game) and the chunk's number in that game, read
+    from a ``SingleAgentEpisode`` of this runner (before the learner's connectors rename it)."""
+    base, _, chunk = episode.id_.rpartition(CHUNK_SEP)
+    return base, int(chunk)
 
 
 def stack(items: list):
@@ -94,7 +113,9 @@ class _Game:
         slot module of the other side; a fixed-agent matchup comes with `fixed_agent`, which plays that side) and
         the kickstart's agent teacher (None: none), which labels "main"'s heroes in shadow."""
         self.obs, self.needs_reset = obs, False
-        self.episode_id = uuid.uuid4().hex
+        # the game's and its heroes' ids; each chunk's episode ids add the chunk's number (chunk_id): unique per chunk
+        self.game_id = uuid.uuid4().hex
+        self.chunk = 0  # the current chunk's number in this game
         opponent = None if matchup is None else (FIXED_AGENT if fixed_agent is not None else matchup["module"])
         self.module_of = {a: opponent if opponent is not None and side_of_agent(a) == matchup["side"] else MAIN
                           for a in self.agents}
@@ -104,7 +125,7 @@ class _Game:
         self.fixed = fixed_agent
         if fixed_agent is not None:
             fixed_agent.reset(self.fixed_agents)
-        self.sa_ids = {a: uuid.uuid4().hex for a in self.main_agents}
+        self.hero_ids = {a: uuid.uuid4().hex for a in self.main_agents}
         self.teacher = teacher
         if teacher is not None:
             teacher.reset(self.main_agents)
@@ -433,7 +454,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self._log_episode_metrics(g.t, sum(g.returns.values()), time.time() - g.started,
                                   {str(a): r for a, r in g.returns.items()}, dict(modules),
                                   {str(a): g.t for a in g.agents})
-        game_ended(self, g.index, g.matchup, g.record.get(WINNER_KEY, NO_WINNER), g.record.get(RAW_RETURN_KEY))
+        game_ended(self, g.index, g.matchup, g.record.get(WINNER_KEY, NO_WINNER), g.record.get(RAW_RETURN_KEY),
+                   g.record.get(OBJECTIVE_KEY))
         g.matchup = game_started(self, g.index)  # as RLlib creates the next episode right away
         g.needs_reset = True
         return episodes
@@ -445,7 +467,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         b, n = g.buf[a], g.lookback
         env = g.env.unwrapped
         return SingleAgentEpisode(
-            id_=g.sa_ids[a], agent_id=a, module_id=MAIN, multi_agent_episode_id=g.episode_id,
+            id_=chunk_id(g.hero_ids[a], g.chunk), agent_id=a, module_id=MAIN,
+            multi_agent_episode_id=chunk_id(g.game_id, g.chunk),
             observations=InfiniteLookbackBuffer(stack(b["obs"]), n, env.observation_spaces[a]),
             actions=InfiniteLookbackBuffer(stack(b["actions"]), n, env.action_spaces[a]),
             rewards=InfiniteLookbackBuffer(stack(b["rewards"]), n),
@@ -471,6 +494,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                 b["emo"] = defaultdict(list, {k: v[-n:] if n else [] for k, v in b["emo"].items()})
             g.lookback = min(keep, g.t)
             g.t0 = g.t
+            g.chunk += 1
         return out
 
     def _log_counts(self, env_ts: int, steps_by_agent: dict, steps_by_module: dict):

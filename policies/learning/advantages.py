@@ -8,6 +8,12 @@ value (``Columns.VF_PREDS``) and, for a chunk that does not end the game, the va
 step (``BOOTSTRAP_VALUE`` in the episode's ``custom_data``). ``RunnerValueGAE`` computes advantages and value targets
 from those, as RLlib's connector does from its own forward pass; episodes without them (RLlib's classic env runner)
 go through RLlib's connector unchanged.
+
+Both paths read the batch as RLlib's connectors built it: one row of zero-padded sequences per batch key, which for a
+single-agent episode of a multi-agent run is (``multi_agent_episode_id``, agent, module). Two chunks under one key
+share one row, and the per-episode lengths no longer describe it: the GAE inputs would be read out of line, or past
+the batch's end. ``RunnerValueGAE`` refuses such a batch (``batch_key``); the batched runner gives every chunk its own
+ids.
 """
 from __future__ import annotations
 
@@ -34,12 +40,33 @@ def runner_values(episode) -> np.ndarray | None:
     return np.append(steps, np.float32(episode.custom_data[BOOTSTRAP_VALUE]))
 
 
+def batch_key(episode) -> tuple:
+    """The key under which RLlib's connectors (``ConnectorV2.add_batch_item``) put a single-agent episode's data."""
+    if episode.agent_id is not None:
+        return episode.multi_agent_episode_id, episode.agent_id, episode.module_id
+    return (episode.id_,)
+
+
+def check_one_chunk_per_key(sa_episodes: list):
+    """Raises ValueError if two episodes of a batch share a batch key (module docstring)."""
+    seen = {}
+    for i, e in enumerate(sa_episodes):
+        key = batch_key(e)
+        if key in seen:
+            raise ValueError(f"episodes {seen[key]} and {i} of the learner's batch share the batch key {key} "
+                             f"(t_started {sa_episodes[seen[key]].t_started} and {e.t_started}): RLlib's connectors "
+                             "would merge them into one sequence row; give each chunk its own multi_agent_episode_id")
+        seen[key] = i
+
+
 class RunnerValueGAE(GeneralAdvantageEstimation):
-    """RLlib's GAE connector, on the env runners' values when every episode carries them (module docstring)."""
+    """RLlib's GAE connector, on the env runners' values when every episode carries them; a batch with two chunks
+    under one batch key is refused (module docstring)."""
 
     @override(GeneralAdvantageEstimation)
     def __call__(self, *, rl_module, episodes, batch, **kwargs):
         sa_episodes = list(self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False))
+        check_one_chunk_per_key(sa_episodes)
         values = [runner_values(e) for e in sa_episodes]
         if not sa_episodes or any(v is None for v in values):
             return super().__call__(rl_module=rl_module, episodes=episodes, batch=batch, **kwargs)

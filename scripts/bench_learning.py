@@ -177,6 +177,7 @@ def main(argv=None):
 
     metrics = read_csv(os.path.join(run_dir, "metrics.csv"))
     wall = {int(r["iteration"]): round((float(r["timestamp"]) - t0) / 60, 2) for r in metrics if r.get("timestamp")}
+    agent_steps = {int(r["iteration"]): int(float(r["agent_steps"])) for r in metrics if r.get("agent_steps")}
     opponents_rows = read_csv(next(iter(glob.glob(os.path.join(run_dir, "*", "opponents.csv"))), ""))
     reached = first_reached(opponents_rows, wall)
     curve = []
@@ -203,6 +204,9 @@ def main(argv=None):
         "train_rc": rc, "budget_minutes": args.minutes, "train_wall_minutes": train_minutes,
         "total_wall_minutes": round((time.time() - t0) / 60, 2),
         "reached_80pct_minutes": {level: reached.get(level, (None,))[0] for level in levels},
+        # the agent steps sampled up to the iteration that reached the level (metrics.csv's agent_steps)
+        "reached_80pct_agent_steps": {level: agent_steps.get(reached[level][1]) if level in reached else None
+                                      for level in levels},
         "checkpoint": checkpoint, "final": final, "final_win_rate_vs_full_bot": top.get("win_rate"),
         "meets_goal": bool(top) and top["win_rate"] >= GOAL_WIN_RATE, "curve": curve}))
     return 0

@@ -3,6 +3,10 @@
 - ``training.png``: the evaluation's win rate, points win rate and reward margin against the random agent, the
   reward per hero-minute from the lane, death and gold signals, the value loss, the entropy and team spirit per
   iteration (``<run>/metrics.csv``);
+- ``update.png``: how far each update moved the policy and what moved it: approx_kl, the clip fraction, the value
+  function's explained variance, the minibatches applied, each loss term's gradient norm, the gradient-noise cosine,
+  the teacher's agreement per head and the mean advantage of each primary action (the update columns of
+  ``metrics.csv``, training/progress.py);
 - ``signals.png``: the reward per hero and game minute from each signal of Table 6 (the ``per_min_<signal>`` columns
   of ``metrics.csv``): what the policy is learning to collect, signal by signal;
 - ``trueskill.png``: TrueSkill mu +- sigma per rated version (``<trial>/trueskill.csv``, Five app. J);
@@ -124,6 +128,55 @@ def training_figure(metrics: pd.DataFrame):
     return plain_numbers(fig)
 
 
+# the update panels (training/progress.py UPDATE_COLUMNS): one line per column, or one per column of a prefix
+UPDATE_PANELS = [
+    (["approx_kl"], "approx_kl: the KL from the sampling policy at the update's last minibatch (ppo.target_kl stops "
+                    "the update past it)", "KL (nats)"),
+    (["clip_fraction"], "PPO clip fraction (last minibatch)", "fraction of steps"),
+    (["vf_explained_var"], "value function: explained variance of the value targets", "explained variance"),
+    (["minibatches_applied"], "minibatches applied per update", "minibatches"),
+    ("grad_norm_", "each loss term's gradient norm (first minibatch, every ppo.diagnostics_every updates)",
+     "L2 norm"),
+    (["gradient_noise_cosine"], "gradient-noise cosine: the policy gradients of two halves of the steps "
+                                "(near 0: mostly noise)", "cosine"),
+    ("teacher_agreement_", "the teacher's agreement with the student's most likely action, per head",
+     "fraction of steps"),
+    ("advantage_", "mean advantage of each primary action", "advantage\n(normalized)"),
+]
+
+
+def update_figure(metrics: pd.DataFrame):
+    """How far each update moved the policy and what moved it, per iteration (UPDATE_PANELS), or None when
+    metrics.csv has none of those columns."""
+    import matplotlib.pyplot as plt
+    panels = []
+    for cols, title, ylabel in UPDATE_PANELS:
+        prefix = cols if isinstance(cols, str) else ""
+        if prefix:
+            cols = [c for c in metrics.columns if c.startswith(prefix)]
+        cols = [c for c in cols if c in metrics and metrics[c].notna().any()]
+        if cols:
+            panels.append((cols, prefix, title, ylabel))
+    if not panels:
+        return None
+    fig, axes = plt.subplots(len(panels), 1, figsize=(8, 2.4 * len(panels)), sharex=True, squeeze=False)
+    for ax, (cols, prefix, title, ylabel) in zip(axes[:, 0], panels):
+        for col in cols:
+            d = metrics[["iteration", col]].dropna()
+            ax.plot(d["iteration"], d[col], marker="o" if len(d) < 30 else None, markersize=3,
+                    label=col.removeprefix(prefix) if prefix else None)
+        if prefix:
+            ax.legend(fontsize=6, ncol=4, loc="best")
+        else:
+            flat_margin(ax, metrics[cols[0]].dropna())
+        ax.set_title(title, fontsize=9)
+        ax.set_ylabel(ylabel, fontsize=8)
+        ax.grid(alpha=0.3)
+        whole_numbers(ax.xaxis)
+    axes[-1, 0].set_xlabel("training iteration")
+    return plain_numbers(fig)
+
+
 SIGNAL_PREFIX = "per_min_"  # training/progress.py's SIGNAL_RATE_PREFIX (scripts read the CSV, not the training modules)
 
 
@@ -202,7 +255,8 @@ def main(argv=None) -> int:
     metrics_path = os.path.join(args.run_dir, "metrics.csv")
     written = {}
     metrics = pd.read_csv(metrics_path)
-    for name, fig in (("training", training_figure(metrics)), ("signals", signals_figure(metrics))):
+    for name, fig in (("training", training_figure(metrics)), ("update", update_figure(metrics)),
+                      ("signals", signals_figure(metrics))):
         if fig is not None:
             written[name] = os.path.join(out, f"{name}.png")
             save(fig, written[name])

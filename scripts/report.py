@@ -189,6 +189,8 @@ def report(run_dir: str, out: str, references: str | None = None) -> dict:
         sections.append((key, title, body))
 
     figure("training", "Training curves", plot_run.training_figure(metrics), "Nothing to plot in metrics.csv yet.")
+    figure("update", "The updates", plot_run.update_figure(metrics),
+           "No update columns (approx_kl, ...) in metrics.csv: a run from before they were logged.")
     figure("signals", "Reward per signal", plot_run.signals_figure(metrics),
            "No per-signal rewards (per_min_* columns) in metrics.csv.")
     ts_path = plot_run.trial_csv(run_dir, "trueskill.csv")

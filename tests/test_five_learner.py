@@ -7,7 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -71,6 +70,49 @@ def test_gae_takes_the_runners_values_and_falls_back_to_a_forward_pass_without_t
     monkeypatch.setattr(FiveRLModule, "compute_values", no_forward)
     with pytest.raises(AssertionError, match="forward pass"):
         connector_batch(learner, episodes)
+
+
+def real_steps(batch, column) -> torch.Tensor:
+    """A zero-padded column's entries at the real steps (LOSS_MASK: neither padding nor the artificial bootstrap step,
+    whose GAE numbers RLlib computes from whatever follows it in the batch), in order."""
+    return batch[column][batch[Columns.LOSS_MASK]]
+
+
+@pytest.mark.parametrize("first,second", [(24, 4), (20, 30)])
+def test_two_sampling_rounds_of_one_runner_train_as_separate_chunks(ray_session, first, second):
+    """PPO samples a runner again until train_batch_size env steps are in (RLlib's synchronous_parallel_sample, e.g.
+    with rollout_fragment_length a divisor of the batch) and updates on the chunks of every round together: a hero's
+    chunk from each round must stay its own sequences. With 2 games (first, second) are 12 then 2 steps per game,
+    whose chunks merged into one row made GAE read past the batch (IndexError), and 10 then 15, merged into as many
+    rows as apart but 5 steps out of line (sequence lengths, LSTM states and GAE inputs)."""
+    from policies.learning.advantages import check_one_chunk_per_key
+    from training.batched_env_runner import chunk_origin
+
+    runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2))
+    rounds = [runner.sample(num_timesteps=n, explore=True) for n in (first, second)]
+    both = rounds[0] + rounds[1]
+    # every chunk of the second round continues its hero's chunk of the first: the next number, contiguous steps
+    ends = {chunk_origin(e)[0]: (chunk_origin(e)[1] + 1, e.t_started + len(e)) for e in rounds[0]}
+    assert len(ends) == 4 and {chunk_origin(e)[0]: (chunk_origin(e)[1], e.t_started) for e in rounds[1]} == ends
+    assert len({(e.multi_agent_episode_id, e.agent_id) for e in both}) == len(both) == 8  # ... under its own ids
+    check_one_chunk_per_key(both)
+    got, apart = connector_batch(learner, both), [connector_batch(learner, r) for r in rounds]
+    assert got[Columns.SEQ_LENS].tolist() == apart[0][Columns.SEQ_LENS].tolist() + apart[1][Columns.SEQ_LENS].tolist()
+    assert int(got[Columns.LOSS_MASK].sum()) == sum(len(e) for e in both)  # every real step once, no padding
+    for column in (Columns.REWARDS, Columns.LOSS_MASK, Columns.VF_PREDS, Columns.ACTION_LOGP):
+        assert torch.equal(got[column], torch.cat([apart[0][column], apart[1][column]])), column
+    for k in got[Columns.STATE_IN]:  # each sequence starts from its own chunk's LSTM state
+        assert torch.equal(got[Columns.STATE_IN][k], torch.cat([a[Columns.STATE_IN][k] for a in apart])), k
+    targets = real_steps(got, "value_targets")
+    torch.testing.assert_close(targets, torch.cat([real_steps(a, "value_targets") for a in apart]), rtol=0, atol=1e-6)
+    # advantages: standardized over the whole batch, so in each round an increasing affine map of the round's own
+    advantages = real_steps(got, "advantages")
+    for part, own in zip(advantages.split([len(real_steps(a, "advantages")) for a in apart]), apart):
+        assert float(torch.corrcoef(torch.stack([part, real_steps(own, "advantages")]))[0, 1]) > 1 - 1e-5
+    # two chunks under one batch key are refused, not merged
+    rounds[1][0].multi_agent_episode_id = rounds[0][0].multi_agent_episode_id
+    with pytest.raises(ValueError, match="share the batch key"):
+        connector_batch(learner, both)
 
 
 # ---- observation statistics ------------------------------------------------------------------------------------------
@@ -152,6 +194,7 @@ def test_one_core_has_nothing_to_choose():
 def test_sampling_ahead_returns_the_batch_sampled_while_the_learner_trained(ray_session):
     from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 
+    from training.batched_env_runner import chunk_origin
     from training.settings import run_settings
     runner, learner = runner_and_learner(tiny_smoke(ppo__staleness=1, resources__num_env_runners=1,
                                                     resources__num_envs_per_env_runner=2))
@@ -164,61 +207,90 @@ def test_sampling_ahead_returns_the_batch_sampled_while_the_learner_trained(ray_
     third = runner.apply(lambda w: w.sample(num_timesteps=20))
     seq = [{int(s) for e in batch for s in e.get_extra_model_outputs(WEIGHTS_SEQ_NO)} for batch in (second, third)]
     assert seq == [{0}, {7}]  # one version stale: sampled before the sync, then after it
-    # the chunks continue each other across the batches sampled ahead: the same episode ids, contiguous steps
-    ends = {e.id_: e.t_started + len(e) for e in first if not e.is_done}
-    assert ends and all(ends[e.id_] == e.t_started for e in second if e.id_ in ends)
-    assert sum(e.id_ in ends for e in second) == len(ends)
+    # the chunks continue each other across the batches sampled ahead: the same heroes' next chunks, contiguous steps
+    ends = {chunk_origin(e)[0]: (chunk_origin(e)[1] + 1, e.t_started + len(e)) for e in first if not e.is_done}
+    assert ends and {chunk_origin(e)[0]: (chunk_origin(e)[1], e.t_started) for e in second
+                     if chunk_origin(e)[0] in ends} == ends
     runner.stop()
     assert runner._ahead is None
 
 
 # ---- the loss, pinned ------------------------------------------------------------------------------------------------
-# the loss of each minibatch of one update (2 epochs of 5 minibatches on a fixed sample). Computed with the learner as
-# it was before its loss became a sum of named terms; the refactor reproduced every value bit for bit (the kickstart
-# cases: after the per-head split of the kickstart loss was removed, which moved them by ~1e-7)
+# the loss of each minibatch of one update (2 epochs of 5 minibatches) on a stored sample (PINNED_EPISODES): the
+# learner's loss, not the games, is pinned. A sample drawn afresh differs between machines (one action drawn otherwise
+# changes the game), so the episodes were sampled once by the learner's starting weights and saved
+# (`python tests/test_five_learner.py --pin` samples them again and prints the new values).
+PINNED_EPISODES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "pinned_episodes.pkl.gz")
 PINNED_LOSSES = {
-    "default": [-0.07411649823188782, -0.01284324936568737, -0.005038886796683073, -0.7933763265609741,
-                1.5804522037506104, -0.07765532284975052, -0.015915734693408012, -0.005813360679894686,
-                -0.8623543381690979, 1.5303022861480713],
-    "dual_clip_kl_heads": [4.223245143890381, 2.2163326740264893, 1.758827567100525, 0.4004010260105133,
-                           1.174316167831421, 4.096107006072998, 2.1055545806884766, 1.637388825416565,
-                           0.37347090244293213, 1.189170241355896],
-    "agent_teacher": [5.493270397186279, 7.166586399078369, 4.976558208465576, 5.169497966766357, 5.653136253356934,
-                      5.212695121765137, 7.042885780334473, 4.8646626472473145, 4.975439071655273, 5.538464069366455],
-    "module_teacher": [3.471940755844116, 3.193042278289795, 0.7465059161186218, 1.6912304162979126, 2.348883867263794,
-                       3.408468723297119, 3.138118028640747, 0.6826739311218262, 1.6554059982299805,
-                       2.3232638835906982],
+    "default": [
+        -0.03352293744683266, 0.12721341848373413, -0.20342177152633667, 1.0391980409622192, -0.9148273468017578,
+        -0.06538254767656326, 0.1213437169790268, -0.2059522271156311, 1.0018069744110107, -0.946864902973175,
+    ],
+    "dual_clip_kl_heads": [
+        -0.005788050591945648, 0.1550833135843277, -0.1737106889486313, 1.0609207153320312, -0.8840963840484619,
+        -0.0306258425116539, 0.1464652568101883, -0.17299169301986694, 1.0155354738235474, -0.9157997965812683,
+    ],
+    "agent_teacher": [
+        4.535295009613037, 4.542253017425537, 4.255527973175049, 5.3816938400268555, 3.6853537559509277,
+        4.298549652099609, 4.412335395812988, 4.10831356048584, 5.280458927154541, 3.63189959526062,
+    ],
+    "module_teacher": [
+        0.0821281373500824, 0.18969334661960602, -0.09545747190713882, 0.9983470439910889, -0.8250982761383057,
+        0.0695364773273468, 0.15918922424316406, -0.1125553771853447, 0.9803168773651123, -0.83420330286026,
+    ],
 }
 
 
-def pinned_case_losses(tmp: str) -> dict:
-    """Each pinned case's minibatch losses (update_losses), the module teacher saved under `tmp`."""
+def pinned_configs(tmp: str) -> dict:
+    """Each pinned case's run config (the module teacher saved under `tmp`): the plain loss (no KL stop, no
+    diagnostics' forward pass), one thread (the same sums in the same order)."""
     from test_kickstart import saved_module
     saved_module(os.path.join(tmp, "teacher"), tiny_smoke(), seed=3)
-    one_thread = {"resources__learner_threads": 1}  # a fixed thread count: the same sums in the same order
-    configs = {
-        "default": tiny_smoke(**one_thread),
+    plain = {"resources__learner_threads": 1, "ppo__target_kl": 0.0, "ppo__diagnostics_every": 0}
+    return {
+        "default": tiny_smoke(**plain),
         "dual_clip_kl_heads": tiny_smoke(ppo__dual_clip=3.0, ppo__use_kl_loss=True, ppo__entropy_bonus="heads",
-                                         ppo__aux_win_coeff=0.05, **one_thread),
-        "agent_teacher": tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff=0.7, **one_thread),
+                                         ppo__aux_win_coeff=0.05, **plain),
+        "agent_teacher": tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff=0.7, **plain),
         "module_teacher": tiny_smoke(init__teacher=os.path.join(tmp, "teacher"), schedules__kickstart_coeff=0.5,
-                                     **one_thread),
+                                     **plain),
     }
-    return {name: update_losses(cfg) for name, cfg in configs.items()}
 
 
-def update_losses(cfg) -> list[float]:
-    """The loss of each minibatch of one learner update (64 sampled steps, minibatches of 32, 2 epochs), every
-    random draw seeded."""
+def pinned_learner(cfg):
+    """The learner of `cfg` with the pinned starting weights (torch seed 0), the kickstart weight set as the schedule
+    callback sets it."""
+    from training.algorithm import build_algo_config, make_training_env
+    from callbacks import run_callbacks
     torch.manual_seed(0)
     np.random.seed(0)
-    runner, learner = runner_and_learner(cfg)
+    learner = build_algo_config(cfg, run_callbacks()).build_learner(env=make_training_env({**cfg.env, "seed": 0}))
     kickstart_coeff = cfg.schedules["kickstart_coeff"]["points"][0][1]
-    if kickstart_coeff > 0:  # what the schedule callback sets
+    if kickstart_coeff > 0:
         learner.set_schedule_values({"kickstart_coeff": kickstart_coeff})
-        runner.set_teacher_labels(True)
+    return learner
+
+
+def sample_pinned_episodes(cfg) -> list:
+    """64 env steps sampled by the pinned starting weights with `cfg`'s runner."""
+    from ray.tune.registry import register_env
+
+    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from callbacks import run_callbacks
+    from training.batched_env_runner import BatchedEnvRunner
+    learner = pinned_learner(cfg)
+    register_env(ENV_NAME, make_training_env)
+    runner = BatchedEnvRunner(config=build_algo_config(cfg, run_callbacks()))
+    runner.module.set_state(learner.module.get_state())
+    runner.set_teacher_labels(True)
     torch.manual_seed(1)
-    episodes = runner.sample(num_timesteps=64, explore=True)
+    return runner.sample(num_timesteps=64, explore=True)
+
+
+def update_losses(cfg, episodes) -> list[float]:
+    """The loss of each minibatch of one learner update on `episodes` (minibatches of 32, 2 epochs), every random
+    draw seeded."""
+    learner = pinned_learner(cfg)
     losses, compute_losses = [], learner.compute_losses
 
     def recording(**kwargs):
@@ -228,22 +300,110 @@ def update_losses(cfg) -> list[float]:
     learner.compute_losses = recording
     np.random.seed(2)
     torch.manual_seed(2)
-    learner.update(episodes=episodes, minibatch_size=32, num_epochs=2)
+    learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)
     return losses
 
 
+def load_pinned_episodes() -> list:
+    import gzip
+    import pickle
+
+    from ray.rllib.env.single_agent_episode import SingleAgentEpisode
+    with gzip.open(PINNED_EPISODES, "rb") as f:
+        return [SingleAgentEpisode.from_state(s) for s in pickle.load(f)]
+
+
+def pin(tmp: str) -> dict:
+    """Samples and saves the pinned episodes anew; returns each case's losses on them (the new PINNED_LOSSES)."""
+    import gzip
+    import pickle
+    configs = pinned_configs(tmp)
+    # the agent teacher's labels, and the action distribution's inputs (the KL penalty reads them)
+    episodes = sample_pinned_episodes(tiny_smoke(init__teacher="scripted", schedules__kickstart_coeff=0.7,
+                                                 ppo__use_kl_loss=True, resources__learner_threads=1))
+    os.makedirs(os.path.dirname(PINNED_EPISODES), exist_ok=True)
+    with gzip.GzipFile(PINNED_EPISODES, "wb", mtime=0) as f:
+        pickle.dump([e.get_state() for e in episodes], f)
+    episodes = load_pinned_episodes()
+    return {name: update_losses(cfg, episodes) for name, cfg in configs.items()}
+
+
 def test_the_loss_of_fixed_minibatches_is_pinned(tmp_path):
-    """In a fresh interpreter with PYTHONHASHSEED=0: a training env's seed mixes in how many envs its process built
-    before, and the sampled rewards vary with Python's string hashing."""
-    tests = os.path.dirname(os.path.abspath(__file__))
-    code = (f"import json, sys; sys.path[:0] = [{tests!r}, {os.path.dirname(tests)!r}]\n"
-            f"from test_five_learner import pinned_case_losses\n"
-            f"print('LOSSES ' + json.dumps(pinned_case_losses({str(tmp_path)!r})))\n")
-    p = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path), capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "PYTHONHASHSEED": "0"})
-    lines = [line for line in p.stdout.splitlines() if line.startswith("LOSSES ")]
-    assert p.returncode == 0 and lines, p.stdout[-2000:] + p.stderr[-4000:]
-    losses = json.loads(lines[-1][len("LOSSES "):])
-    assert set(losses) == set(PINNED_LOSSES)
+    episodes = load_pinned_episodes()
+    configs = pinned_configs(str(tmp_path))
+    assert set(configs) == set(PINNED_LOSSES)
     for name, want in PINNED_LOSSES.items():
-        assert losses[name] == pytest.approx(want, rel=1e-4, abs=1e-6), name
+        assert update_losses(configs[name], episodes) == pytest.approx(want, rel=1e-4, abs=1e-6), name
+
+
+
+# ---- the bounded update (ppo.target_kl) and the update's diagnostics -------------------------------------------------
+def adam_steps(learner) -> set:
+    """The optimizer steps Adam applied to each parameter (one number when they all agree)."""
+    opt = next(iter(learner._named_optimizers.values()))
+    return {int(st["step"]) for st in opt.state.values()}
+
+
+def result_value(v):
+    return float(v.peek()) if hasattr(v, "peek") else float(v)
+
+
+def test_target_kl_stops_the_update_before_the_minibatch_that_passes_it(tmp_path):
+    episodes = load_pinned_episodes()
+    plain = {"resources__learner_threads": 1, "ppo__diagnostics_every": 0}
+    free = pinned_learner(tiny_smoke(ppo__target_kl=0.0, **plain))
+    np.random.seed(2)
+    main = free.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
+    assert adam_steps(free) == {10} and result_value(main["minibatches_applied"]) == 10
+    assert result_value(main["kl_stopped"]) == 0.0 and result_value(main["approx_kl"]) > 1e-4
+    # a target below the second minibatch's KL: its gradients are dropped and the rest is skipped
+    bounded = pinned_learner(tiny_smoke(ppo__target_kl=1e-7, **plain))
+    calls, compute_losses = [], bounded.compute_losses
+    bounded.compute_losses = lambda **kw: calls.append(1) or compute_losses(**kw)
+    np.random.seed(2)
+    main = bounded.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
+    assert len(calls) == 2 and adam_steps(bounded) == {1}
+    assert result_value(main["minibatches_applied"]) == 1 and result_value(main["kl_stopped"]) == 1.0
+    assert result_value(main["approx_kl"]) > 1e-7
+    # the next update starts afresh, and on these (now stale) episodes its first minibatch is already past the target
+    main = bounded.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
+    assert len(calls) == 3 and adam_steps(bounded) == {1} and result_value(main["minibatches_applied"]) == 0
+
+
+def test_an_update_reports_its_diagnostics_and_the_mean_advantage_of_each_primary_action(tmp_path):
+    from ray.rllib.evaluation.postprocessing import Postprocessing
+
+    from moba.env.actions import PRIMARY_NAMES
+    episodes = load_pinned_episodes()
+    learner = pinned_learner(tiny_smoke(ppo__target_kl=0.0, ppo__diagnostics_every=2, init__teacher="scripted",
+                                        schedules__kickstart_coeff=0.5, resources__learner_threads=1))
+    batch = connector_batch(learner, episodes)
+    mask = np.asarray(batch[Columns.LOSS_MASK]).astype(bool)
+    adv = np.asarray(batch[Postprocessing.ADVANTAGES])[mask]
+    primary = np.asarray(batch[Columns.ACTIONS]["primary"])[mask]
+    np.random.seed(2)
+    main = learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
+    for i, name in enumerate(PRIMARY_NAMES):
+        if (primary == i).any():  # every epoch sees each step once: the mean over the update is the batch's
+            assert result_value(main[f"advantage_{name}"]) == pytest.approx(adv[primary == i].mean(), abs=1e-5)
+        else:
+            assert np.isnan(result_value(main[f"advantage_{name}"]))
+    norms = {t: result_value(main[f"grad_norm_{t}"]) for t in ("policy", "value", "entropy", "kickstart")}
+    assert all(v > 0 for v in norms.values()), norms
+    assert result_value(main["grad_norm_kl_penalty"]) == 0.0  # no KL penalty in this config
+    assert -1.0 <= result_value(main["gradient_noise_cosine"]) <= 1.0
+    assert 0 < result_value(main["diagnostics_steps"]) <= 1024
+    for head in ("primary", "delay"):
+        assert 0.0 <= result_value(main[f"teacher_agreement_{head}"]) <= 1.0
+    # every ppo.diagnostics_every (2) updates: not in the second
+    np.random.seed(2)
+    second = learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
+    assert all(np.isnan(result_value(second[k])) for k in ("grad_norm_policy", "gradient_noise_cosine"))
+    np.random.seed(2)
+    third = learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
+    assert result_value(third["grad_norm_policy"]) > 0
+
+
+if __name__ == "__main__" and sys.argv[1:] == ["--pin"]:
+    import tempfile
+    print("PINNED_LOSSES = " + json.dumps(pin(tempfile.mkdtemp()), indent=4))

@@ -84,12 +84,15 @@ def all_figures(flat_value=0.54):
                             "per_min_gold_gained": [flat_value, flat_value + 1e-12, flat_value - 1e-12, flat_value],
                             "per_min_xp": [0.1, 0.2, 0.3, 0.4], "per_min_tower_t1": [0.0, 0.0, 0.1, 0.2],
                             "vf_loss": [1.0, 0.5, 0.3, 0.2], "entropy": [5.1, 5.0, 4.9, 4.8],
-                            "team_spirit": [0.3, 0.4, 0.5, 0.6]})
+                            "team_spirit": [0.3, 0.4, 0.5, 0.6], "approx_kl": [0.01, 0.02, 0.015, 0.03],
+                            "vf_explained_var": [0.0, 0.1, 0.3, 0.5], "grad_norm_policy": [0.5, None, 0.4, None],
+                            "grad_norm_value": [2.0, None, 1.0, None], "advantage_ability_1": [-0.3, -0.2, 0.1, 0.0],
+                            "teacher_agreement_primary": [0.9, 0.8, 0.85, 0.9]})
     league = pd.DataFrame([{"iteration": it, "version": v, "snapshot_iteration": v, "quality": -0.1 * v,
                             "probability": 1 / it, "games": 1, "current_wins": 0}
                            for it in (2, 3, 4) for v in range(1, it)])
     trueskill = pd.DataFrame({"version": [1, 2, 3], "mu": [25.0001, 25.0002, 25.0003], "sigma": [3.0, 3.0, 3.0]})
-    return [plot_run.training_figure(metrics), plot_run.signals_figure(metrics),
+    return [plot_run.training_figure(metrics), plot_run.update_figure(metrics), plot_run.signals_figure(metrics),
             plot_run.trueskill_figure(trueskill, {"random": {"mu": 0.0}}), plot_run.opponents_figure(league)]
 
 

@@ -22,7 +22,7 @@ def make_run(tmp_path):
     write(str(run / "metrics.csv"), [{"trial": "574e8_00000", "iteration": i, "env_steps": 600 * i,
                                       "win_rate_vs_random": 0.25 * (i > 2), "vf_loss": 1.0 / i,
                                       "per_min_gold_gained": 0.5, "per_min_hero_death": -0.1 * i,
-                                      "per_min_tower_t1": 0.0} for i in range(1, 5)])
+                                      "per_min_tower_t1": 0.0, "approx_kl": 0.01 * i} for i in range(1, 5)])
     write(str(trial / "trueskill.csv"), [{"version": v, "mu": v / 2, "sigma": 3.0, "games": 2, "wins": 1,
                                           "draws": 0, "losses": 1} for v in (2, 4)])
     write(str(trial / "league.csv"), [
@@ -48,9 +48,10 @@ def test_report_holds_the_run_on_one_page_and_links_its_replays(tmp_path, capsys
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     page = (run / "report.html").read_text()
     assert out["report"] == str(run / "report.html")
-    assert out["sections"] == ["glance", "training", "signals", "trueskill", "opponents", "league", "ratings",
-                               "replays", "config"]
-    assert len(re.findall(r'src="data:image/png;base64,', page)) == 4  # curves, signals, TrueSkill, opponents
+    assert out["sections"] == ["glance", "training", "update", "signals", "trueskill", "opponents", "league",
+                               "ratings", "replays", "config"]
+    # curves, updates, signals, TrueSkill, opponents
+    assert len(re.findall(r'src="data:image/png;base64,', page)) == 5
     assert "<td>demo</td>" in page and "<td>2,400</td>" in page  # at a glance: the name, the env steps
     # the league table at the last iteration: versions 1-3, each with its games and the current agent's wins
     league = page[page.index('id="league"'):page.index('id="ratings"')]

@@ -3,7 +3,8 @@ run_config.validate gave before them, and a bad config fails with the same messa
 
 tests/settings_before.json holds what that validate (training/run_config.py of commit 831dae3) returned for these
 inputs (the repository's path as <ROOT>): the shipped configs, an empty one, --set overrides, and the error message
-of each bad config below."""
+of each bad config below. Since then it pins the settings: a deliberate change to a default, a shipped config or a
+message is written into it with `python tests/test_settings.py --pin`, and its diff reviewed with the change."""
 from __future__ import annotations
 
 import copy
@@ -105,6 +106,12 @@ def test_each_section_builds_on_its_own_naming_its_key():
         LeagueSettings.from_dict({"slots": 0})
     with pytest.raises(ValueError, match=r"'resources\.env_runner'.*\['batched', 'classic'\]"):
         ResourceSettings.from_dict({"env_runner": "fast"})
+    with pytest.raises(ValueError, match=r"^config 'ppo\.target_kl': must be >= 0 \(0: no early stop\), got -0\.1$"):
+        PPOSettings.from_dict({"target_kl": -0.1})
+    with pytest.raises(ValueError, match=r"^config 'ppo\.diagnostics_steps': must be >= 1, got 0$"):
+        PPOSettings.from_dict({"diagnostics_steps": 0})
+    with pytest.raises(ValueError, match=r"'ppo\.target_kl': must be float, got None"):
+        PPOSettings.from_dict({"target_kl": None})
     with pytest.raises(ValueError, match=r"'ppo\.staleness'.*num_env_runners >= 1"):
         PPOSettings.from_dict({"staleness": 1}).check_staleness(ResourceSettings(num_env_runners=0))
     league = LeagueSettings.from_dict({"enabled": True, "past_fraction": 0.5})
@@ -268,3 +275,25 @@ def test_the_settings_travel_in_an_algorithm_config_and_come_back_once_per_confi
     with pytest.raises(ValueError, match="build_algo_config"):
         run_settings(SimpleNamespace(learner_config_dict={}))
     assert run_settings(SimpleNamespace(learner_config_dict={SETTINGS_KEY: s.to_dict()})) == s  # no weak reference
+
+
+def snapshot() -> dict:
+    """What tests/settings_before.json holds, from the settings as they are now (the repository's path as <ROOT>)."""
+    def error_of(raw):
+        try:
+            RunSettings.from_dict(raw)
+        except ValueError as e:
+            return str(e)
+        raise AssertionError("a bad config validated")
+    value = {"across": [error_of(across_raw(c)) for c in ACROSS],
+             "bad": {bad_id(k, v): error_of(bad_raw(k, v)) for k, v in BAD},
+             "configs": {os.path.basename(p): RunSettings.from_dict(raw_of(p)).to_dict() for p in CONFIGS},
+             "empty": RunSettings.from_dict({}).to_dict(), "overrides": run_config.load(SMOKE, OVERRIDES).to_dict()}
+    return json.loads(json.dumps(value).replace(ROOT, "<ROOT>"))
+
+
+if __name__ == "__main__" and __import__("sys").argv[1:] == ["--pin"]:
+    with open(BEFORE, "w") as f:
+        json.dump(snapshot(), f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(f"wrote {BEFORE}")

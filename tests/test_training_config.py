@@ -88,8 +88,8 @@ def test_wrong_type():
     ("resources.learner_threads", -1, ">= 0"),
     ("trueskill.cpu_share", 0.0, "(0, 1]"),
     ("trueskill.cpu_share", 1.5, "(0, 1]"),
-    ("league.time_limit_outcome", "coin", "['draw', 'points']"),
-    ("trueskill.time_limit_outcome", "tiebreak", "['draw', 'points']"),
+    ("league.time_limit_outcome", "coin", "['draw', 'points', 'objective']"),
+    ("trueskill.time_limit_outcome", "tiebreak", "['draw', 'points', 'objective']"),
     ("ppo.staleness", 2, "[0, 1]"),
     ("resources.num_gpus_per_learner", -1, ">= 0"),
 ])
@@ -450,11 +450,15 @@ def test_the_row_carries_how_far_the_update_moved_the_policy():
     """metrics.csv's update columns come from the main module's learner results (RLlib's gradient-norm key)."""
     from training.progress import PROGRESS_COLUMNS, UPDATE_COLUMNS, progress_row
     learner = {"entropy_primary": 0.5, "entropy_offsets": 4.4, "approx_kl": 0.02, "clip_fraction": 0.12,
-               "vf_explained_var": 0.4, "gradients_default_optimizer_global_norm": 3.5}
+               "vf_explained_var": 0.4, "gradients_default_optimizer_global_norm": 3.5, "minibatches_applied": 3,
+               "kl_stopped": 1.0, "grad_norm_policy": 0.7, "gradient_noise_cosine": 0.05, "advantage_attack": -0.2,
+               "teacher_agreement_primary": 0.9}
     row = progress_row({"training_iteration": 1, "learners": {"main": learner}})
-    assert {k: row[k] for k in UPDATE_COLUMNS} == {
-        "entropy_primary": 0.5, "entropy_delay": None, "entropy_unit": None, "entropy_offsets": 4.4, "approx_kl": 0.02,
-        "clip_fraction": 0.12, "vf_explained_var": 0.4, "grad_norm": 3.5}
+    assert {k: row[k] for k in UPDATE_COLUMNS if row[k] is not None} == {
+        "entropy_primary": 0.5, "entropy_offsets": 4.4, "approx_kl": 0.02, "clip_fraction": 0.12,
+        "vf_explained_var": 0.4, "grad_norm": 3.5, "minibatches_applied": 3, "kl_stopped": 1.0, "grad_norm_policy": 0.7,
+        "gradient_noise_cosine": 0.05, "advantage_attack": -0.2, "teacher_agreement_primary": 0.9}
+    assert {"grad_norm_value", "grad_norm_kickstart", "advantage_ability_1", "teacher_agreement_unit"} <= set(row)
     assert set(row) <= set(PROGRESS_COLUMNS)  # the CSV writer refuses a key outside its columns
 
 

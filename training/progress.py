@@ -11,8 +11,11 @@ from __future__ import annotations
 from ray.rllib.utils.annotations import override
 from ray.tune import Callback
 
+from moba.env.actions import PRIMARY_NAMES
 from moba.env.rewards import SIGNALS
 from moba.game.teams import NO_WINNER
+from policies.learning import update_diagnostics as diag
+from policies.learning.five_learner import LOSS_TERMS
 from policies.model.action_distribution import FiveActionDistribution
 from policies.model.module_ids import MAIN
 from training import run_storage
@@ -22,12 +25,21 @@ from training.game_metrics import signal_rates
 METRICS_CSV = "metrics.csv"
 # each head's part of the action's entropy (policies/model/action_distribution.py head_entropies) and how far an update
 # moved the policy (the learner's results, last minibatch): the KL from the sampling policy (k3 estimate), PPO's clip
-# fraction, the value head's explained variance, the gradient's global norm before clipping
+# fraction, the value head's explained variance, the gradient's global norm before clipping; the bounded update
+# (ppo.target_kl: the minibatches applied, whether the KL stopped the update) and the update's diagnostics
+# (policies/learning/update_diagnostics.py: each loss term's gradient norm and the gradient-noise cosine, every
+# ppo.diagnostics_every updates; the mean advantage of each primary action; the teacher's agreement per head)
 UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribution.HEADS},
                   "approx_kl": "approx_kl", "clip_fraction": "clip_fraction", "vf_explained_var": "vf_explained_var",
-                  "grad_norm": "gradients_default_optimizer_global_norm"}
+                  "grad_norm": "gradients_default_optimizer_global_norm",
+                  "minibatches_applied": "minibatches_applied", "kl_stopped": "kl_stopped",
+                  **{f"{diag.TERM_GRAD_PREFIX}{t}": f"{diag.TERM_GRAD_PREFIX}{t}" for t in LOSS_TERMS},
+                  "gradient_noise_cosine": "gradient_noise_cosine",
+                  **{f"{diag.ADVANTAGE_PREFIX}{a}": f"{diag.ADVANTAGE_PREFIX}{a}" for a in PRIMARY_NAMES},
+                  **{f"{diag.AGREEMENT_PREFIX}{h}": f"{diag.AGREEMENT_PREFIX}{h}" for h in diag.AGREEMENT_HEADS}}
 SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6
-PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "env_steps_per_s", "agent_steps_per_s",
+PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "agent_steps", "env_steps_per_s",
+                    "agent_steps_per_s",
                     "episode_return", "raw_return_radiant", "win_rate_radiant", "win_rate_dire", "draw_rate",
                     "game_minutes",
                     "win_rate_vs_random", "win_rate_vs_scripted", "points_win_rate_vs_random",
@@ -36,7 +48,8 @@ PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "env_steps_
                     "trueskill_mu", "trueskill_sigma", "league_versions", "past_games", "past_win_rate",
                     "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games",
                     "fixed_win_rate",
-                    "staleness_mean", "sample_reuse", "team_spirit", "lr", "entropy_coeff", "gamma",
+                    "staleness_mean", "sample_reuse", "reward_std", "value_warmup_critic_only",
+                    "value_warmup_actor_lr_factor", "team_spirit", "lr", "entropy_coeff", "gamma",
                     "policy_loss", "vf_loss", "entropy", "aux_win_loss", "kickstart_coeff", "kickstart_kl",
                     *UPDATE_COLUMNS) + tuple(
                         f"{SIGNAL_RATE_PREFIX}{name}" for name in SIGNALS)
@@ -53,10 +66,12 @@ def progress_row(result: dict) -> dict:
     dt = max(result.get("time_this_iter_s", 0.0), 1e-9)
     agent_steps = er.get("num_agent_steps_sampled", {})
     agent_steps = sum(agent_steps.values()) if isinstance(agent_steps, dict) else agent_steps
+    lifetime = er.get("num_agent_steps_sampled_lifetime")  # per agent id, or their sum
+    lifetime = sum(lifetime.values()) if isinstance(lifetime, dict) else lifetime
     return {
         "iteration": result.get("training_iteration"), "timestamp": result.get("timestamp"),  # unix time, wall
         "time_s": round(result.get("time_total_s", 0.0), 1),
-        "env_steps": er.get("num_env_steps_sampled_lifetime"),
+        "env_steps": er.get("num_env_steps_sampled_lifetime"), "agent_steps": lifetime,
         "env_steps_per_s": round(er.get("num_env_steps_sampled", 0) / dt, 1),
         "agent_steps_per_s": round((agent_steps or 0) / dt, 1),
         "episode_return": er.get("episode_return_mean"), "raw_return_radiant": er.get("raw_return_radiant"),
@@ -72,6 +87,10 @@ def progress_row(result: dict) -> dict:
             "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games", "fixed_win_rate")},
         "staleness_mean": ln.get("staleness_mean"),
         "sample_reuse": result.get("sample_reuse"),
+        # the run's reward scale for the next round (callbacks/reward_scale.py) and the value warm-up's phase
+        "reward_std": result.get("reward_scale", {}).get("std"),
+        "value_warmup_critic_only": result.get("value_warmup", {}).get("critic_only"),
+        "value_warmup_actor_lr_factor": result.get("value_warmup", {}).get("actor_lr_factor"),
         "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
         "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
         "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),

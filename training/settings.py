@@ -33,6 +33,7 @@ import weakref
 from dataclasses import dataclass, field, fields, is_dataclass
 
 from moba.env.config import EnvConfig
+from moba.env.reward_wrapper import NORMALIZE_SCOPES
 from moba.env.rewards import TEAM_SPIRIT
 from moba.game.constants import DEFAULT_FRAMESKIP
 from policies.agents.ladder import LADDER
@@ -40,7 +41,7 @@ from policies.league.curriculum import CURRICULUM, CURRICULUM_PROMOTE_AT, CURRIC
 from policies.league.pool import PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS
 from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCOMES
 from policies.league.references import references_outcome_rule
-from policies.learning.five_learner import AUX_WIN_COEFF, SETTINGS_KEY
+from policies.learning.five_learner import AUX_WIN_COEFF, SETTINGS_KEY, TARGET_KL
 from policies.model.five_module import FiveModelConfig
 from training.schedules import SCHEDULED, Schedule, schedule_values
 
@@ -161,10 +162,22 @@ class RewardSettings(_Section):
     zero_sum: bool = True  # Five app. G
     time_decay: bool = True  # Five app. G
     normalize: bool = True  # Five Table 2 footnote c: rewards divided by a running std (of the discounted returns)
+    # whose std: "run", one for the whole run (the env runners' return statistics merged on the driver, the std sent
+    # back with each iteration's weights and kept in checkpoints: callbacks/reward_scale.py); "process", each env
+    # runner process its own running std (the behaviour before: two runners scaled returns differently, issue 29)
+    normalize_scope: str = "run"
+    # with the run's scope: when the std changes, the value head's weights are multiplied by old std / new std on the
+    # learner and every env runner, so that its predictions keep their meaning in the new scale (PopArt's "preserving
+    # outputs precisely", van Hasselt et al. 2016, without the mean shift: rewards are only divided by the std)
+    rescale_value_head: bool = True
 
     @classmethod
     def from_dict(cls, d, key: str = "reward") -> "RewardSettings":
-        return cls(**cls._checked(d, key))
+        reward = cls._checked(d, key)
+        if reward["normalize_scope"] not in NORMALIZE_SCOPES:
+            _bad(f"{key}.normalize_scope",
+                 f"must be one of {list(NORMALIZE_SCOPES)}, got {reward['normalize_scope']!r}")
+        return cls(**reward)
 
 
 @dataclass(frozen=True)
@@ -190,6 +203,17 @@ class PPOSettings(_Section):
     # primary. Measured in 1v1 (docs/results.md, runs 12 and 13): it keeps the primary from collapsing in
     # the first minute, and changed neither a scratch run's outcome nor a kickstarted student's drift
     entropy_bonus: str = "action"
+    # the bounded update: an update stops before the minibatch whose approx_kl (the KL from the sampling policy, k3
+    # estimate, over that minibatch's steps) is above target_kl; its remaining minibatches and epochs are skipped
+    # (Spinning Up's and Stable-Baselines3's early stop; 0 turns it off). Five has no such stop: its batches are
+    # large and reused ~once (Five sec. 4.4, fig. 5). Here lr 3e-4 with 4 epochs of 1,000 steps reached approx_kl
+    # 0.33 and a clip fraction of 0.45-0.69 per update, and lost a kickstarted policy's skill (docs/results.md)
+    target_kl: float = TARGET_KL
+    # the update's diagnostics (policies/learning/update_diagnostics.py: each loss term's gradient norm, and the
+    # cosine between the policy gradients of two halves of the steps) every this many updates (0: never), on at most
+    # diagnostics_steps real steps of the update's first minibatch (one extra forward and ~8 backward passes on them)
+    diagnostics_every: int = 5
+    diagnostics_steps: int = 1024
     adam_beta1: float = 0.9  # Table 2
     adam_beta2: float = 0.999  # Table 2
     # Five app. M staleness: versions between the weights that sampled a batch and those that train on it. 0: RLlib's
@@ -214,6 +238,11 @@ class PPOSettings(_Section):
                                           f"{ppo['minibatch_size']}")
         if ppo["entropy_bonus"] not in ENTROPY_BONUSES:
             _bad(f"{key}.entropy_bonus", f"must be one of {list(ENTROPY_BONUSES)}, got {ppo['entropy_bonus']!r}")
+        if ppo["target_kl"] < 0:
+            _bad(f"{key}.target_kl", f"must be >= 0 (0: no early stop), got {ppo['target_kl']}")
+        for k in ("diagnostics_every", "diagnostics_steps"):
+            if ppo[k] < (1 if k == "diagnostics_steps" else 0):
+                _bad(f"{key}.{k}", f"must be >= {1 if k == 'diagnostics_steps' else 0}, got {ppo[k]}")
         if ppo["clip_param"] <= 0:
             _bad(f"{key}.clip_param", f"must be > 0, got {ppo['clip_param']}")
         c = ppo["dual_clip"]
@@ -307,7 +336,8 @@ class TrueSkillSettings(_Section):
     # of one core: the most the rating games take from training (1.0 = no throttle); unthrottled, they cost a learner
     # that uses every core a third of its speed
     cpu_share: float = 0.1
-    # how a capped game counts: "draw" or "points" (policies/league/ratings.TIME_LIMIT_OUTCOMES)
+    # how a capped game counts: "objective" (buildings, then hero kills), "draw" or "points" (the raw return)
+    # (policies/league/ratings.TIME_LIMIT_OUTCOMES); the references must have been rated under the same rule
     time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
 
     @classmethod
@@ -345,8 +375,9 @@ class LeagueSettings(_Section):
     snapshot_every: int = SNAPSHOT_EVERY_ITERATIONS  # app. N: the current agent joins every 10 iterations
     eta: float = QUALITY_LEARNING_RATE  # app. N eq. 14 / Table 2: past opponents learning rate 0.01
     slots: int = 2  # opponent modules per env runner: with 20% past games and 8 envs, ~1.6 are busy on average
-    # how a game stopped by the time limit counts (policies/league/ratings.game_score): "draw" (no quality update) or
-    # "points" (won by the team with the higher raw return). Capped games are the rule on one machine
+    # how a game stopped by the time limit counts (policies/league/ratings.game_score): "objective" (won by the team
+    # that destroyed more buildings, then killed more heroes), "draw" (no quality update) or "points" (won by the
+    # team with the higher raw return). Capped games are the rule on one machine
     time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
 
     @classmethod
@@ -464,6 +495,18 @@ class InitSettings(_Section):
     # with restore: iterations at lr_hold_lr after the restored one
     lr_hold_iterations: int = SURGERY_LR_HOLD_ITERATIONS
     lr_hold_lr: float = SURGERY_LR_HOLD_LR
+    # the value warm-up (policies/learning/value_warmup.py) of a run that starts from a checkpoint, a clone or a
+    # teacher: for the first value_warmup_iterations iterations only the value head trains, and the env runners act
+    # with the starting policy, its weights and observation statistics unchanged (AlphaStar's critic-only start;
+    # PIRLNav, Ramrakhya et al. CVPR 2023: fine-tuning a cloned policy with PPO needs a critic-only phase, or the clone
+    # collapses first). 0: none, a run from scratch's default
+    value_warmup_iterations: int = 0
+    # the value head's learning rate in those iterations; None: the scheduled lr. A fine-tuning lr (3e-5) moves a
+    # linear head on fixed features little in a few iterations (docs/training.md, the value warm-up's figures)
+    value_warmup_lr: float | None = None
+    # then the policy's learning rate rises linearly from 0 to the scheduled one over this many iterations (PIRLNav's
+    # actor learning-rate warm-up); the value head's stays the scheduled one. 0: the scheduled one at once
+    actor_lr_warmup_iterations: int = 0
 
     @classmethod
     def from_dict(cls, d, key: str = "init", kickstart_coeff: dict | None = None,
@@ -497,6 +540,12 @@ class InitSettings(_Section):
             _bad(f"{key}.lr_hold_iterations", f"must be >= 0, got {init['lr_hold_iterations']}")
         if not 0.0 <= init["lr_hold_lr"] <= 1.0:
             _bad(f"{key}.lr_hold_lr", f"must be in [0, 1], got {init['lr_hold_lr']}")
+        for k in ("value_warmup_iterations", "actor_lr_warmup_iterations"):
+            if init[k] < 0:
+                _bad(f"{key}.{k}", f"must be >= 0 (0: none), got {init[k]}")
+        lr = init["value_warmup_lr"]
+        if lr is not None and (isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0.0 < lr <= 1.0):
+            _bad(f"{key}.value_warmup_lr", f"must be null (the scheduled lr) or a number in (0, 1], got {lr!r}")
         if agent:
             if resources.env_runner != "batched":
                 _bad(f"{key}.teacher", f"an agent teacher ({init['teacher']!r}) labels the student's states inside "
@@ -504,14 +553,19 @@ class InitSettings(_Section):
                                        f"{resources.env_runner!r})")
             if not kickstarting:
                 init["teacher"] = None  # no kickstart loss: the runners label nothing
-            return cls(**init)
-        if init["teacher"] is None:
-            init["teacher"] = init["checkpoint"]
-        if kickstarting and init["teacher"] is None:
-            _bad("schedules.kickstart_coeff", "is above 0 but there is no teacher: set init.checkpoint (or "
-                                              "init.teacher)")
-        if not kickstarting:
-            init["teacher"] = None  # no kickstart loss: the learner loads no teacher
+        else:
+            if init["teacher"] is None:
+                init["teacher"] = init["checkpoint"]
+            if kickstarting and init["teacher"] is None:
+                _bad("schedules.kickstart_coeff", "is above 0 but there is no teacher: set init.checkpoint (or "
+                                                  "init.teacher)")
+            if not kickstarting:
+                init["teacher"] = None  # no kickstart loss: the learner loads no teacher
+        if init["value_warmup_iterations"] and not any(init[k] for k in ("checkpoint", "restore", "teacher")):
+            _bad(f"{key}.value_warmup_iterations",
+                 "a value warm-up keeps the starting policy while the value head learns it: set init.checkpoint, "
+                 "init.restore, or init.teacher with the kickstart loss on (a run from scratch has no policy to "
+                 "keep)")
         return cls(**init)
 
 

@@ -13,8 +13,10 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
   instead of a second forward pass over the batch;
 - the torch thread count of each minibatch is measured and chosen (policies/learning/learner_threads.py) unless fixed;
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
-- the opponent pool's and the curriculum's states ride in the learner's state (``league_state``,
-  ``curriculum_state``), so that checkpoints carry them;
+- the opponent pool's and the curriculum's states and the run's return statistics (the reward scale) ride in the
+  learner's state (``league_state``, ``curriculum_state``, ``reward_scale_state``), so that checkpoints carry them;
+- the value warm-up (policies/learning/value_warmup.py, ``set_value_warmup``): critic-only updates that keep the
+  policy bit for bit, then the policy's learning rate warmed up from 0;
 - ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient, the
   GAE discount and the kickstart loss's weight;
 - Adam's betas come from the run config (Table 2), which RLlib's default optimizer would ignore.
@@ -48,9 +50,12 @@ from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import explained_variance
 
+from moba.env.actions import ACTION_KEYS, PRIMARY_NAMES
 from policies.learning.advantages import RunnerValueGAE
 from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, teacher_nll
 from policies.learning.learner_threads import ThreadChooser
+from policies.learning.value_warmup import ValueWarmup, WarmupPhase, scale_value_head
+from policies.learning import update_diagnostics as diag
 from policies.learning.win_label import WIN_LABEL
 from policies.model.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
 from policies.model.module_ids import MAIN
@@ -58,8 +63,14 @@ from policies.model.module_ids import MAIN
 SETTINGS_KEY = "five_run"  # learner_config_dict: the run's settings (training/settings.RunSettings.to_dict())
 LEAGUE_STATE_KEY = "five_league_pool"
 CURRICULUM_STATE_KEY = "five_curriculum"
+REWARD_SCALE_STATE_KEY = "five_reward_scale"
 SAMPLES_OPTIMIZED = "samples_optimized"
 AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
+# ppo.target_kl's default: an update stops before a minibatch whose approx_kl passes it (Spinning Up's PPO stops at
+# 1.5 x 0.01; Stable-Baselines3 at 1.5 x target_kl). Not in Five (sec. 4.4: large batches reused ~once need no stop)
+TARGET_KL = 0.02
+# the loss's terms, in the order they are added (compute_loss_for_module); metrics grad_norm_<term>
+LOSS_TERMS = ("policy", "value", "entropy", "kl_penalty", "kickstart", "win_probability")
 
 
 # glibc's malloc: blocks above the mmap threshold go back to the OS when freed, so each minibatch would page-fault its
@@ -134,6 +145,8 @@ class FivePPOLearner(PPOTorchLearner):
         self._entropy_coeff = None  # None: RLlib's own (constant or scheduled) value
         self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
         self.curriculum_state = None  # the curriculum's state (callbacks/opponents.py), saved with the learner
+        self.reward_scale_state = None  # the run's return statistics (callbacks/reward_scale.py), saved likewise
+        self._setup_value_warmup()
         pipeline = self._learner_connector
         if pipeline is not None:  # GAE on the env runners' values (PPO appended RLlib's connector last)
             for i, c in enumerate(pipeline.connectors):
@@ -159,6 +172,8 @@ class FivePPOLearner(PPOTorchLearner):
         self._fixed_threads = threads or None
         if self._device.type == "cpu":
             keep_freed_memory()
+        self._updates = 0  # updates started (the diagnostics run every ppo.diagnostics_every of them)
+        self._new_update(count=False)
 
     @override(PPOTorchLearner)
     def configure_optimizers_for_module(self, module_id, config=None):
@@ -176,14 +191,68 @@ class FivePPOLearner(PPOTorchLearner):
         every module named in the results to the env runners, which would overwrite the past versions loaded into
         the slots with the learner's never-trained copies."""
         observations = self._observations_of(kwargs)  # before the connectors extend the episodes in place
+        self._new_update()
         results = super().update(*args, **kwargs)
         for module_id, obs in observations.items():
-            self.module[module_id].unwrapped().update_normalizers(obs, None)
+            if not (module_id == MAIN and self._value_warmup.phase.critic_only):  # the warm-up keeps the policy's
+                self.module[module_id].unwrapped().update_normalizers(obs, None)
         if isinstance(results, dict):
             for module_id in list(results):
                 if module_id in self.module.keys() and not self.should_module_be_updated(module_id):
                     del results[module_id]
         return results
+
+    # ---- the bounded update: ppo.target_kl ---------------------------------------------------------------------------
+    def _new_update(self, count: bool = True):
+        """Resets the per-update state (the KL stop, the minibatch count, the advantage sums) and counts the update."""
+        self._updates += count
+        self._minibatch = 0  # minibatches whose loss was computed in this update
+        self._kl_stopped = False  # set by the loss of the minibatch whose approx_kl passed ppo.target_kl
+        self._advantage_sums = {}  # primary action name -> [sum of advantages, steps] over the update
+        self._diagnosed = False  # whether this update measured the diagnostics (NaN in its results otherwise)
+
+    @override(PPOTorchLearner)
+    def _create_iterator_if_necessary(self, **kwargs):
+        """RLlib's minibatch iterator, stopped once a minibatch's approx_kl has passed ppo.target_kl."""
+        batch_iter = super()._create_iterator_if_necessary(**kwargs)
+        if isinstance(batch_iter, dict):  # nothing to train
+            return batch_iter
+        return self._until_kl_stop(batch_iter)
+
+    def _until_kl_stop(self, batch_iter):
+        for minibatch in batch_iter:
+            if self._kl_stopped:
+                return
+            yield minibatch
+
+    @override(PPOTorchLearner)
+    def apply_gradients(self, gradients_dict):
+        """RLlib's optimizer step, skipped for the minibatch that passed ppo.target_kl (its gradients are dropped)."""
+        if not self._kl_stopped:
+            super().apply_gradients(gradients_dict)
+
+    def _check_target_kl(self, approx_kl: float):
+        target = run_settings_dict(self.config)["ppo"]["target_kl"]
+        if target and approx_kl > target:
+            self._kl_stopped = True
+
+    @override(PPOTorchLearner)
+    def after_gradient_based_update(self, *, timesteps):
+        """PPO's own (the entropy and KL coefficients), then the update's figures: the minibatches it applied, whether
+        ppo.target_kl stopped it, and the mean advantage of each primary action over its minibatches."""
+        super().after_gradient_based_update(timesteps=timesteps)
+        applied = self._minibatch - int(self._kl_stopped)
+        for module_id in self.module.keys():
+            if not self.should_module_be_updated(module_id) or module_id != MAIN:
+                continue
+            nan = float("nan")  # a figure this update did not measure (window 1: else the last one would repeat)
+            advantages = {name: total / n for name, (total, n) in self._advantage_sums.items()}
+            self.metrics.log_dict({
+                "minibatches_applied": applied, "kl_stopped": float(self._kl_stopped),
+                **{f"{diag.ADVANTAGE_PREFIX}{name}": advantages.get(name, nan) for name in PRIMARY_NAMES},
+                **({} if self._diagnosed else {**{f"{diag.TERM_GRAD_PREFIX}{t}": nan for t in LOSS_TERMS},
+                                               "gradient_noise_cosine": nan, "diagnostics_steps": nan}),
+            }, key=module_id, window=1)
 
     def _observations_of(self, update_kwargs: dict) -> dict:
         """Module id -> every observation of the update's episodes of that trained module, as (1, rows, ...) tensors
@@ -239,6 +308,9 @@ class FivePPOLearner(PPOTorchLearner):
     def set_curriculum_state(self, state):
         self.curriculum_state = state
 
+    def set_reward_scale_state(self, state):
+        self.reward_scale_state = state
+
     @override(PPOTorchLearner)
     def get_state(self, *args, **kwargs):
         state = super().get_state(*args, **kwargs)
@@ -246,6 +318,8 @@ class FivePPOLearner(PPOTorchLearner):
             state[LEAGUE_STATE_KEY] = self.league_state
         if self.curriculum_state is not None:
             state[CURRICULUM_STATE_KEY] = self.curriculum_state
+        if self.reward_scale_state is not None:
+            state[REWARD_SCALE_STATE_KEY] = self.reward_scale_state
         return state
 
     @override(PPOTorchLearner)
@@ -255,6 +329,37 @@ class FivePPOLearner(PPOTorchLearner):
             self.league_state = state[LEAGUE_STATE_KEY]
         if CURRICULUM_STATE_KEY in state:
             self.curriculum_state = state[CURRICULUM_STATE_KEY]
+        if REWARD_SCALE_STATE_KEY in state:
+            self.reward_scale_state = state[REWARD_SCALE_STATE_KEY]
+
+    # ---- the value warm-up (policies/learning/value_warmup.py; init.value_warmup_iterations) ----------------------
+    def _setup_value_warmup(self):
+        """The warm-up's hold on "main": its value head and the rest, and the hooks on its optimizer's steps."""
+        self._value_warmup = ValueWarmup(self.module[MAIN].unwrapped())
+        for _, optimizer in self.get_optimizers_for_module(MAIN):
+            self._value_warmup.attach(optimizer)
+
+    def set_value_warmup(self, critic_only: bool, actor_lr_factor: float, value_lr: float | None = None):
+        """The phase of the coming updates (callbacks/value_warmup.py sets it before every iteration): with
+        `critic_only` only "main"'s value head trains (at `value_lr`; None: the scheduled learning rate) and its
+        observation statistics stay; otherwise the parameters outside the value head step at `actor_lr_factor` times
+        the learning rate."""
+        self._value_warmup.set_phase(WarmupPhase(bool(critic_only), float(actor_lr_factor),
+                                                 None if value_lr is None else float(value_lr)))
+
+    def rescale_value_head(self, ratio: float):
+        """Multiplies "main"'s value head by `ratio` (the old reward std over the new one: callbacks/reward_scale.py),
+        so that its predictions are in the new scale."""
+        scale_value_head(self.module[MAIN].unwrapped(), ratio)
+
+    @override(PPOTorchLearner)
+    def postprocess_gradients(self, gradients_dict):
+        """RLlib's (the gradient clipping), on the value head's gradients alone in a critic-only phase."""
+        gradients_dict = self._value_warmup.drop_actor_gradients(gradients_dict, self._params)
+        phase = self._value_warmup.phase
+        self.metrics.log_dict({"value_warmup": float(phase.critic_only), "actor_lr_factor": phase.actor_lr_factor},
+                              key=MAIN, window=1)
+        return super().postprocess_gradients(gradients_dict)
 
     # ---- schedules ---------------------------------------------------------------------------------------------------
     def set_schedule_values(self, values: dict):
@@ -286,17 +391,49 @@ class FivePPOLearner(PPOTorchLearner):
         and the win-probability loss (app. D). Each term logs its own metrics."""
         module = self.module[module_id].unwrapped()
         steps = RealSteps(batch)
+        ppo = run_settings_dict(config)["ppo"]
+        if (module_id == MAIN and self._minibatch == 0 and ppo["diagnostics_every"]
+                and (self._updates - 1) % ppo["diagnostics_every"] == 0):
+            self._log_diagnostics(module_id, config, batch, module, steps, ppo["diagnostics_steps"])
+        self._minibatch += module_id == MAIN
         self._log_batch(module_id, batch, steps)
-        dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
+        terms, _ = self._loss_terms(module_id, config, batch, fwd_out, module, steps)
+        if module_id == MAIN:
+            self._check_target_kl(self._approx_kl)
+            for name, (total, n) in diag.advantage_by_primary(batch[Postprocessing.ADVANTAGES],
+                                                              batch[Columns.ACTIONS]["primary"], steps.mask).items():
+                sums = self._advantage_sums.setdefault(name, [0.0, 0])
+                sums[0] += total
+                sums[1] += n
+        return sum(terms.values())
 
+    def _loss_terms(self, module_id, config, batch, fwd_out, module, steps: RealSteps) -> tuple[dict, torch.Tensor]:
+        """The loss's terms, each a scalar (they add up to the loss), and the policy loss per step."""
+        dist = module.get_train_action_dist_cls().from_logits(fwd_out[Columns.ACTION_DIST_INPUTS])
         pg_loss = self._policy_loss(module_id, config, batch, dist, steps)
         v_loss = self._value_loss(module_id, config, batch, fwd_out, module, steps)
         entropy, entropy_coeff = self._entropy_bonus(module_id, config, dist, steps)
-        ppo = steps.mean(pg_loss + config.vf_loss_coeff * v_loss - entropy_coeff * entropy)  # one mean of the three
-        kl_penalty = self._kl_penalty(module_id, config, batch, dist, module, steps)
-        kickstart = self._kickstart_loss(module_id, batch, dist, module, steps)
-        win_probability = self._win_probability_loss(module_id, config, batch, fwd_out, steps)
-        return ppo + kl_penalty + kickstart + win_probability
+        terms = {"policy": steps.mean(pg_loss), "value": config.vf_loss_coeff * steps.mean(v_loss),
+                 "entropy": -entropy_coeff * steps.mean(entropy),
+                 "kl_penalty": self._kl_penalty(module_id, config, batch, dist, module, steps),
+                 "kickstart": self._kickstart_loss(module_id, batch, dist, module, steps),
+                 "win_probability": self._win_probability_loss(module_id, config, batch, fwd_out, steps)}
+        return terms, pg_loss
+
+    def _log_diagnostics(self, module_id, config, batch, module, steps: RealSteps, max_steps: int):
+        """policies/learning/update_diagnostics.py's gradient figures on the first sequences of the update's first
+        minibatch (at most `max_steps` real steps), from a forward pass of their own (its losses are not trained)."""
+        sub = diag.first_rows(batch, steps.mask, max_steps)
+        sub_steps = RealSteps(sub)
+        params = [p for p in module.parameters() if p.requires_grad]
+        terms, pg_loss = self._loss_terms(module_id, config, sub, module.forward_train(sub), module, sub_steps)
+        norms = diag.term_grad_norms(terms, params)
+        self.metrics.log_dict({
+            **{f"{diag.TERM_GRAD_PREFIX}{name}": v for name, v in norms.items()},
+            "gradient_noise_cosine": diag.gradient_noise_cosine(pg_loss, sub_steps.mask, params),
+            "diagnostics_steps": int(sub_steps.mask.sum()),
+        }, key=module_id, window=1)
+        self._diagnosed = True
 
     def _log_batch(self, module_id, batch, steps: RealSteps):
         """The minibatch's staleness (app. M), its real steps and their mean reward."""
@@ -316,16 +453,18 @@ class FivePPOLearner(PPOTorchLearner):
         ratio = torch.exp(logp - batch[Columns.ACTION_LOGP])
         surrogate = dual_clip_surrogate(batch[Postprocessing.ADVANTAGES], ratio, config.clip_param,
                                         run_settings_dict(config)["ppo"]["dual_clip"])
+        # the KL from the sampling policy on the sampled actions, estimated from the ratio alone ((r - 1) - ln r,
+        # Schulman's k3; CleanRL's approx_kl): how far the update has moved the policy, with or without use_kl_loss
+        approx_kl = steps.mean((ratio - 1.0) - torch.log(ratio)).detach()
         self.metrics.log_dict({
             POLICY_LOSS_KEY: -steps.mean(surrogate),
             # how far the learner's log-probabilities are from those the env runners sampled with (0 at the first
             # minibatch of an update unless the two forward passes disagree), and PPO's clip fraction
             "logp_abs_diff": steps.mean((logp - batch[Columns.ACTION_LOGP]).abs()).detach(),
             "clip_fraction": steps.mean(((ratio - 1.0).abs() > config.clip_param).float()).detach(),
-            # the KL from the sampling policy on the sampled actions, estimated from the ratio alone ((r - 1) - ln r,
-            # Schulman's k3; CleanRL's approx_kl): how far the update has moved the policy, with or without use_kl_loss
-            "approx_kl": steps.mean((ratio - 1.0) - torch.log(ratio)).detach(),
+            "approx_kl": approx_kl,
         }, key=module_id, window=1)
+        self._approx_kl = float(approx_kl)
         return -surrogate
 
     def _value_loss(self, module_id, config, batch, fwd_out, module, steps: RealSteps) -> torch.Tensor:
@@ -380,7 +519,8 @@ class FivePPOLearner(PPOTorchLearner):
         if self._teacher is None and self._teacher_agent is None:
             return zero
         if self._kickstart_off() or (self._teacher is None and TEACHER_ACTION not in batch):
-            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff},
+            self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff,
+                                   **{f"{diag.AGREEMENT_PREFIX}{head}": float("nan") for head in diag.AGREEMENT_HEADS}},
                                   key=module_id, window=1)
             return zero
         if self._teacher is not None:
@@ -391,12 +531,16 @@ class FivePPOLearner(PPOTorchLearner):
                 teacher_out = self._teacher.forward_train(batch)
             teacher = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
             kickstart = steps.mean(teacher.kl(dist))
+            teacher_action = teacher.to_deterministic().sample()
         else:
             # an agent teacher (policies/learning/kickstart.py): the KL from its deterministic policy is the
             # student's -log-probability of the action the agent chose in shadow on the same state
             kickstart = steps.mean(teacher_nll(dist, batch[TEACHER_ACTION]))
-        self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff},
-                              key=module_id, window=1)
+            teacher_action = {k: batch[TEACHER_ACTION][..., i] for i, k in enumerate(ACTION_KEYS)}
+        agreement = diag.teacher_agreement(dist, teacher_action, steps.mask)
+        self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff,
+                               **{f"{diag.AGREEMENT_PREFIX}{head}": agreement.get(head, float("nan"))
+                                  for head in diag.AGREEMENT_HEADS}}, key=module_id, window=1)
         return self._kickstart_coeff * kickstart
 
     def _win_probability_loss(self, module_id, config, batch, fwd_out, steps: RealSteps) -> torch.Tensor:

@@ -1,0 +1,205 @@
+"""A learning sweep: the arms of a sweep file, each trained by the learning benchmark (scripts/bench_learning.py) for
+the same wall-time budget on the same seeds, one after the other; then the table of wall minutes and agent steps to
+each ladder level, and the curves.
+
+    python scripts/sweep_learning.py tune_configs/sweeps/batch_size.yaml [--out DIR] [--only ARM ...] [--again]
+        [--minutes M] [--report-only]
+
+A sweep file (YAML) names the base run config, the budget and the benchmark's options, the overrides every arm
+shares and each arm's own (``--set`` lines of app.train):
+
+    config: tune_configs/hok_1v1_kickstart.yaml
+    minutes: 20                 # wall-time budget per arm (the benchmark's --minutes)
+    final_games: 20             # the benchmark's final games against the full bot (--final-games; --lower-games too)
+    set: [evaluation.interval=0]
+    arms:
+      batch_8k: [ppo.train_batch_size=8000]
+      batch_16k: [ppo.train_batch_size=16000]
+
+Each finished arm adds its benchmark's JSON line to ``<out>/arms.jsonl`` (default out: ``results/sweeps/<file's
+name>``), so a sweep can be run a few arms at a time (``--only``) and an arm already there is skipped unless
+``--again``. ``--report-only`` writes the table and the plot from what is there. Arms are compared by the ladder levels
+they reached: a level is reached when the agent won >= 80% of its last >= 20 training games against it
+(bench_learning.first_reached), at that wall minute and agent step count (metrics.csv), plus the final games.
+Writes ``table.md`` and ``curves.png`` (the curriculum level against wall minutes and against agent steps) and prints a
+JSON line last. Compare arms measured on one machine: wall minutes differ between machines and loads.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import yaml
+
+from training.cli import user_errors
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SWEEP_KEYS = {"config", "minutes", "final_games", "set", "arms"}
+
+
+def load_sweep(path: str) -> dict:
+    """The sweep file, checked: its keys, the config's existence, and each arm a list of KEY=VALUE strings."""
+    with open(path) as f:
+        sweep = yaml.safe_load(f) or {}
+    if not isinstance(sweep, dict):
+        raise ValueError(f"{path}: a sweep file is a mapping with keys {sorted(SWEEP_KEYS)}")
+    unknown = sorted(set(sweep) - SWEEP_KEYS)
+    if unknown:
+        raise ValueError(f"{path}: unknown key {unknown[0]!r}; allowed: {sorted(SWEEP_KEYS)}")
+    for key in ("config", "arms"):
+        if key not in sweep:
+            raise ValueError(f"{path}: {key!r} is missing")
+    if not os.path.isfile(os.path.join(REPO, sweep["config"])):
+        raise ValueError(f"{path}: config {sweep['config']!r} does not exist")
+    arms = sweep["arms"]
+    if not isinstance(arms, dict) or not arms:
+        raise ValueError(f"{path}: 'arms' must map arm names to lists of KEY=VALUE overrides")
+    for name, sets in {"set": sweep.get("set", []), **{f"arms.{a}": s for a, s in arms.items()}}.items():
+        if not isinstance(sets, list) or not all(isinstance(s, str) and "=" in s for s in sets):
+            raise ValueError(f"{path}: {name!r} must be a list of KEY=VALUE strings, got {sets!r}")
+    return {"minutes": 20.0, "final_games": 20, "set": [], **sweep}
+
+
+def bench_command(sweep: dict, arm: str, minutes: float) -> list[str]:
+    sets = list(sweep["set"]) + list(sweep["arms"][arm])
+    return ([sys.executable, os.path.join(REPO, "scripts", "bench_learning.py"), "--config", sweep["config"],
+             "--minutes", str(minutes), "--final-games", str(sweep["final_games"]),
+             "--lower-games", str(sweep["final_games"]), "--workers", "1"]
+            + sum((["--set", s] for s in sets), []))
+
+
+def read_arms(path: str) -> dict:
+    """Arm name -> its last benchmark result in arms.jsonl."""
+    out = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    row = json.loads(line)
+                    out[row["arm"]] = row
+    return out
+
+
+def run_arm(sweep: dict, arm: str, minutes: float, log=print) -> dict:
+    """Runs the benchmark of one arm (its output streamed) and returns its JSON line, the arm's name added."""
+    cmd = bench_command(sweep, arm, minutes)
+    log(f"arm {arm}: {' '.join(cmd)}")
+    p = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    last = None
+    for line in p.stdout:
+        sys.stdout.write(line)
+        if line.startswith("{"):
+            last = line
+    rc = p.wait()
+    if rc != 0 or last is None:
+        raise RuntimeError(f"arm {arm}: the benchmark failed (exit code {rc})")
+    return {"arm": arm, "sets": sweep["arms"][arm], **json.loads(last)}
+
+
+def curriculum_curve(run_dir: str):
+    """A run's metrics.csv columns that the curves plot (iteration, wall time, agent steps, curriculum level)."""
+    import pandas as pd
+    path = os.path.join(run_dir, "metrics.csv")
+    if not os.path.exists(path):
+        return None
+    m = pd.read_csv(path)
+    cols = [c for c in ("iteration", "time_s", "agent_steps", "curriculum_level") if c in m]
+    return m[cols]
+
+
+def table(arms: dict, levels: list) -> str:
+    """The markdown table: per arm, its overrides, the wall minutes and agent steps at which it reached each level,
+    the env steps it trained, and its final win rate against each level."""
+    head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "final wins (full bot)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, r in arms.items():
+        cells = [name, ", ".join(f"`{s}`" for s in r["sets"])]
+        for lv in levels:
+            m = (r.get("reached_80pct_minutes") or {}).get(lv)
+            s = (r.get("reached_80pct_agent_steps") or {}).get(lv)
+            cells.append("-" if m is None else f"{m:.1f} / {s:,}" if s is not None else f"{m:.1f} / ?")
+        top = (r.get("final") or {}).get("scripted_3") or {}
+        cells.append(f"{top['wins']}/{top['games']}" if top else "-")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def curves_figure(arms: dict):
+    """The curriculum level of each arm against wall minutes and against agent steps (None without data)."""
+    import matplotlib.pyplot as plt
+    data = {name: curriculum_curve(r["run_dir"]) for name, r in arms.items()}
+    data = {k: v for k, v in data.items() if v is not None and "curriculum_level" in v}
+    if not data:
+        return None
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    for name, m in data.items():
+        axes[0].plot(m["time_s"] / 60.0, m["curriculum_level"], label=name)
+        if "agent_steps" in m:
+            axes[1].plot(m["agent_steps"], m["curriculum_level"], label=name)
+    axes[0].set_xlabel("training wall time (minutes)")
+    axes[1].set_xlabel("agent steps sampled")
+    axes[0].set_ylabel("curriculum level (0 = first rung)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def write_report(out: str, arms: dict) -> dict:
+    import matplotlib
+    matplotlib.use("Agg")
+    levels = []
+    for r in arms.values():
+        levels += [lv for lv in (r.get("reached_80pct_minutes") or {}) if lv not in levels]
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write(table(arms, levels))
+    written = {"table": os.path.join(out, "table.md")}
+    fig = curves_figure(arms)
+    if fig is not None:
+        written["curves"] = os.path.join(out, "curves.png")
+        fig.savefig(written["curves"], dpi=110)
+    return written
+
+
+@user_errors
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sweep", help="a sweep file (tune_configs/sweeps/*.yaml)")
+    p.add_argument("--out", help="folder of arms.jsonl, table.md and curves.png (default results/sweeps/<name>)")
+    p.add_argument("--only", nargs="+", default=None, metavar="ARM", help="run these arms only")
+    p.add_argument("--again", action="store_true", help="run arms that already have a result again")
+    p.add_argument("--minutes", type=float, default=None, help="override the sweep file's budget per arm")
+    p.add_argument("--report-only", action="store_true", help="write the table and plot from arms.jsonl")
+    args = p.parse_args(argv)
+    sweep = load_sweep(args.sweep)
+    unknown = sorted(set(args.only or []) - set(sweep["arms"]))
+    if unknown:
+        raise ValueError(f"--only: unknown arm {unknown[0]!r}; allowed: {sorted(sweep['arms'])}")
+    name = os.path.splitext(os.path.basename(args.sweep))[0]
+    out = args.out or os.path.join(REPO, "results", "sweeps", name)
+    os.makedirs(out, exist_ok=True)
+    jsonl = os.path.join(out, "arms.jsonl")
+    done = read_arms(jsonl)
+    if not args.report_only:
+        for arm in args.only or list(sweep["arms"]):
+            if arm in done and not args.again:
+                print(f"arm {arm}: done before ({jsonl}); --again runs it again")
+                continue
+            result = run_arm(sweep, arm, args.minutes or float(sweep["minutes"]))
+            with open(jsonl, "a") as f:
+                f.write(json.dumps(result) + "\n")
+            done[arm] = result
+    arms = {a: done[a] for a in sweep["arms"] if a in done}
+    written = write_report(out, arms) if arms else {}
+    if arms:
+        print(open(written["table"]).read())
+    print(json.dumps({"sweep": args.sweep, "out": out, "arms": list(arms), "written": written}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""scripts/sweep_learning.py: the sweep file's checks, the benchmark command of an arm, resuming from arms.jsonl, and
+the table and curves of the arms."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from scripts import sweep_learning as sl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def write(tmp_path, text: str) -> str:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize("name", ["batch_size.yaml", "sample_reuse.yaml"])
+def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
+    from training import run_config
+    sweep = sl.load_sweep(os.path.join(ROOT, "tune_configs", "sweeps", name))
+    for arm, sets in sweep["arms"].items():
+        cfg = run_config.load(os.path.join(ROOT, sweep["config"]), sweep["set"] + sets)
+        assert cfg.ppo.num_epochs >= 1 and cfg.evaluation.interval == 0, arm
+
+
+@pytest.mark.parametrize("text, message", [
+    ("config: tune_configs/smoke.yaml\narms: {a: [x=1]}\nsteps: 3\n", "unknown key 'steps'"),
+    ("arms: {a: [x=1]}\n", "'config' is missing"),
+    ("config: nowhere.yaml\narms: {a: [x=1]}\n", "does not exist"),
+    ("config: tune_configs/smoke.yaml\narms: {a: [seed]}\n", "'arms.a' must be a list of KEY=VALUE"),
+    ("config: tune_configs/smoke.yaml\narms: []\n", "'arms' must map"),
+])
+def test_a_bad_sweep_file_names_what_is_wrong(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        sl.load_sweep(write(tmp_path, text))
+
+
+def test_an_arm_runs_the_benchmark_with_the_shared_and_its_own_overrides(tmp_path):
+    sweep = sl.load_sweep(write(tmp_path, "config: tune_configs/smoke.yaml\nminutes: 3\nset: [seed=5]\n"
+                                          "arms: {a: [ppo.num_epochs=2], b: [ppo.num_epochs=1]}\n"))
+    cmd = sl.bench_command(sweep, "a", 3.0)
+    assert cmd[1].endswith("bench_learning.py") and cmd[cmd.index("--minutes") + 1] == "3.0"
+    assert cmd[cmd.index("--final-games") + 1] == "20"
+    assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--set"] == ["seed=5", "ppo.num_epochs=2"]
+
+
+def result(arm, minutes, steps, wins, run_dir=""):
+    return {"arm": arm, "sets": [f"ppo.train_batch_size={arm}"], "run_dir": run_dir,
+            "reached_80pct_minutes": {"scripted_1": minutes, "scripted_2": None},
+            "reached_80pct_agent_steps": {"scripted_1": steps, "scripted_2": None},
+            "final": {"scripted_3": {"wins": wins, "games": 20}}}
+
+
+def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, monkeypatch, capsys):
+    sweep = write(tmp_path, "config: tune_configs/smoke.yaml\narms: {'4000': [x=1], '8000': [x=2]}\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.csv").write_text("iteration,time_s,agent_steps,curriculum_level\n1,60,5000,0\n2,120,10000,1\n")
+    (out / "arms.jsonl").write_text(json.dumps(result("4000", 12.5, 40000, 3, str(run))) + "\n")
+    ran = []
+    monkeypatch.setattr(sl, "run_arm", lambda s, arm, minutes, log=print: ran.append(arm) or result(arm, None, None, 0))
+    assert sl.main([sweep, "--out", str(out)]) == 0
+    assert ran == ["8000"]  # 4000 was done before
+    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert last["arms"] == ["4000", "8000"] and set(last["written"]) == {"table", "curves"}
+    rows = (out / "table.md").read_text().splitlines()
+    assert rows[2] == "| 4000 | `ppo.train_batch_size=4000` | 12.5 / 40,000 | - | 3/20 |"
+    assert rows[3] == "| 8000 | `ppo.train_batch_size=8000` | - | - | 0/20 |"
+    assert len(sl.read_arms(str(out / "arms.jsonl"))) == 2
+    assert sl.main([sweep, "--out", str(out), "--only", "x"]) == 2
+    assert "--only: unknown arm 'x'; allowed: ['4000', '8000']" in capsys.readouterr().err

@@ -120,12 +120,17 @@ def training_figure(metrics: pd.DataFrame):
         d = metrics[["iteration", col]].dropna()
         ax.plot(d["iteration"], d[col], marker="o" if len(d) < 30 else None)
         flat_margin(ax, d[col])
-        ax.set_title(title, fontsize=9)
-        ax.set_ylabel(ylabel, fontsize=8)
-        ax.grid(alpha=0.3)
-        whole_numbers(ax.xaxis)
+        label_panel(ax, title, ylabel)
     axes[-1, 0].set_xlabel("training iteration")
     return plain_numbers(fig)
+
+
+def label_panel(ax, title: str, ylabel: str):
+    """A per-iteration panel's title, y label, grid and whole-number iteration ticks."""
+    ax.set_title(title, fontsize=9)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.grid(alpha=0.3)
+    whole_numbers(ax.xaxis)
 
 
 # the update panels (training/progress.py UPDATE_COLUMNS): one line per column, or one per column of a prefix
@@ -169,10 +174,7 @@ def update_figure(metrics: pd.DataFrame):
             ax.legend(fontsize=6, ncol=4, loc="best")
         else:
             flat_margin(ax, metrics[cols[0]].dropna())
-        ax.set_title(title, fontsize=9)
-        ax.set_ylabel(ylabel, fontsize=8)
-        ax.grid(alpha=0.3)
-        whole_numbers(ax.xaxis)
+        label_panel(ax, title, ylabel)
     axes[-1, 0].set_xlabel("training iteration")
     return plain_numbers(fig)
 

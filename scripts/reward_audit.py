@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 from ray.rllib.utils.annotations import override  # noqa: E402
 
+from moba.env.reward_wrapper import wrap  # noqa: E402
 from moba.env.rewards import (DEFAULT_PRESET, REWARD_PRESETS, SIGNALS, TIME_DECAY_BASE,  # noqa: E402
                               TIME_DECAY_PERIOD_S, postprocess_rewards, reward_weights)
 from moba.game.constants import DEFAULT_FRAMESKIP  # noqa: E402
@@ -95,11 +96,7 @@ class AuditEnv(MultiAgentEnv):
 
     def __init__(self, env):
         super().__init__()
-        self.env = env
-        self.possible_agents = env.possible_agents
-        self.agents = env.agents
-        self.observation_spaces = env.observation_spaces
-        self.action_spaces = env.action_spaces
+        wrap(self, env)
         self.raw = np.zeros((len(self.possible_agents), len(SIGNALS)))
         self.decayed = np.zeros_like(self.raw)
 

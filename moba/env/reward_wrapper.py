@@ -34,6 +34,15 @@ SCALE_EPS = 1e-8
 SCALE_WARMUP = 100  # returns seen before the running std is used (until then rewards pass unscaled)
 
 
+def wrap(wrapper: MultiAgentEnv, env: MultiAgentEnv):
+    """Makes `wrapper` a wrapper of `env`: ``wrapper.env`` is `env`, and it has the same agents and spaces."""
+    wrapper.env = env
+    wrapper.possible_agents = env.possible_agents
+    wrapper.agents = env.agents
+    wrapper.observation_spaces = env.observation_spaces
+    wrapper.action_spaces = env.action_spaces
+
+
 class ReturnScaler:
     """Running std of discounted returns (their count, mean and M2); the envs of a process share one
     (``PROCESS_SCALER``) and divide their rewards by its ``std``. The discounted returns themselves are per env."""
@@ -117,11 +126,7 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         c); `scaler` holds that std: by default the process-wide one (`normalize_scope` "process") or this env's
         RunReturnScaler ("run", its std set by ``set_return_std``)."""
         super().__init__()
-        self.env = env
-        self.possible_agents = env.possible_agents
-        self.agents = env.agents
-        self.observation_spaces = env.observation_spaces
-        self.action_spaces = env.action_spaces
+        wrap(self, env)
         self.team_of = np.array([team_of_agent(a) for a in self.possible_agents])
         self.zero_sum = zero_sum
         self.time_decay_base = TIME_DECAY_BASE if time_decay else 1.0

@@ -50,9 +50,9 @@ from ray.rllib.utils.annotations import override
 from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import explained_variance
 
-from moba.env.actions import ACTION_KEYS, PRIMARY_NAMES
+from moba.env.actions import PRIMARY_NAMES
 from policies.learning.advantages import RunnerValueGAE
-from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, teacher_nll
+from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, label_action, teacher_nll
 from policies.learning.learner_threads import ThreadChooser
 from policies.learning.value_warmup import ValueWarmup, WarmupPhase, scale_value_head
 from policies.learning import update_diagnostics as diag
@@ -241,18 +241,16 @@ class FivePPOLearner(PPOTorchLearner):
         """PPO's own (the entropy and KL coefficients), then the update's figures: the minibatches it applied, whether
         ppo.target_kl stopped it, and the mean advantage of each primary action over its minibatches."""
         super().after_gradient_based_update(timesteps=timesteps)
-        applied = self._minibatch - int(self._kl_stopped)
-        for module_id in self.module.keys():
-            if not self.should_module_be_updated(module_id) or module_id != MAIN:
-                continue
-            nan = float("nan")  # a figure this update did not measure (window 1: else the last one would repeat)
-            advantages = {name: total / n for name, (total, n) in self._advantage_sums.items()}
-            self.metrics.log_dict({
-                "minibatches_applied": applied, "kl_stopped": float(self._kl_stopped),
-                **{f"{diag.ADVANTAGE_PREFIX}{name}": advantages.get(name, nan) for name in PRIMARY_NAMES},
-                **({} if self._diagnosed else {**{f"{diag.TERM_GRAD_PREFIX}{t}": nan for t in LOSS_TERMS},
-                                               "gradient_noise_cosine": nan, "diagnostics_steps": nan}),
-            }, key=module_id, window=1)
+        if MAIN not in self.module.keys() or not self.should_module_be_updated(MAIN):
+            return
+        nan = float("nan")  # a figure this update did not measure (window 1: else the last one would repeat)
+        advantages = {name: total / n for name, (total, n) in self._advantage_sums.items()}
+        self.metrics.log_dict({
+            "minibatches_applied": self._minibatch - int(self._kl_stopped), "kl_stopped": float(self._kl_stopped),
+            **{f"{diag.ADVANTAGE_PREFIX}{name}": advantages.get(name, nan) for name in PRIMARY_NAMES},
+            **({} if self._diagnosed else {**{f"{diag.TERM_GRAD_PREFIX}{t}": nan for t in LOSS_TERMS},
+                                           "gradient_noise_cosine": nan, "diagnostics_steps": nan}),
+        }, key=MAIN, window=1)
 
     def _observations_of(self, update_kwargs: dict) -> dict:
         """Module id -> every observation of the update's episodes of that trained module, as (1, rows, ...) tensors
@@ -536,7 +534,7 @@ class FivePPOLearner(PPOTorchLearner):
             # an agent teacher (policies/learning/kickstart.py): the KL from its deterministic policy is the
             # student's -log-probability of the action the agent chose in shadow on the same state
             kickstart = steps.mean(teacher_nll(dist, batch[TEACHER_ACTION]))
-            teacher_action = {k: batch[TEACHER_ACTION][..., i] for i, k in enumerate(ACTION_KEYS)}
+            teacher_action = label_action(batch[TEACHER_ACTION])
         agreement = diag.teacher_agreement(dist, teacher_action, steps.mask)
         self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff,
                                **{f"{diag.AGREEMENT_PREFIX}{head}": agreement.get(head, float("nan"))

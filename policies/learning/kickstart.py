@@ -39,13 +39,17 @@ def label(action: dict) -> np.ndarray:
     return np.array([int(action[k]) for k in ACTION_KEYS], np.int64)
 
 
+def label_action(labels: torch.Tensor) -> dict:
+    """TEACHER_ACTION rows ([..., len(ACTION_KEYS)]) as an action dict of long tensors, ACTION_KEYS -> [...]."""
+    labels = labels.long()
+    return {k: labels[..., i] for i, k in enumerate(ACTION_KEYS)}
+
+
 def teacher_nll(dist, labels: torch.Tensor) -> torch.Tensor:
     """-log pi(teacher's action) per step under the student's action distribution `dist`
     (policies/model/action_distribution.py: only the parameters the teacher's primary action reads count), capped at
     TEACHER_NLL_CAP; `labels`: the TEACHER_ACTION column, [..., len(ACTION_KEYS)]."""
-    labels = labels.long()
-    action = {k: labels[..., i] for i, k in enumerate(ACTION_KEYS)}
-    return (-dist.logp(action)).clamp(max=TEACHER_NLL_CAP)
+    return (-dist.logp(label_action(labels))).clamp(max=TEACHER_NLL_CAP)
 
 
 def kickstart_on(kickstart_coeff: float) -> bool:

@@ -4,6 +4,7 @@ reports when the agent first beat each level of the reference ladder, then evalu
     python scripts/bench_learning.py [--minutes 60] [--config tune_configs/hok_1v1.yaml] [--kickstart]
         [--pretrain-arg=--games=40 ...] [--kickstart-from CLONE] [--final-games 100] [--workers 2]
         [--set key=value ...]
+    python scripts/bench_learning.py --from-run results/NAME_bench_TIMESTAMP [--final-games 100 ...]
 
 - ``--kickstart`` first runs ``python -m app.pretrain`` (behaviour cloning of the scripted bot with DAgger), inside
   the budget, then trains from its weights (``init.checkpoint``); the config's ``kickstart_coeff`` schedule decides
@@ -19,6 +20,10 @@ reports when the agent first beat each level of the reference ladder, then evalu
   training) against the full scripted bot and ``--lower-games`` against every lower level, sides alternating, actions
   sampled as in training (``--greedy``: the most likely ones), in ``--workers`` processes. A win is a destroyed
   ancient; the win rate comes with a 95% Wilson interval.
+
+- ``--from-run RUN_DIR`` trains nothing: it reads the curve of a benchmark run trained before (its minutes counted
+  from the time in its name, <name>_bench_<timestamp>) and plays the final games of its last checkpoint, as for a
+  benchmark whose final games were cut short.
 
 Prints the curve and a JSON line last.
 """
@@ -130,10 +135,13 @@ def main(argv=None):
     p.add_argument("--workers", type=int, default=2, help="processes for the final games")
     p.add_argument("--greedy", action="store_true", help="final games with the most likely actions")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--from-run", metavar="RUN_DIR", help="train nothing: the curve and final games of a benchmark run "
+                                                          "trained before")
     args = p.parse_args(argv)
+    if args.from_run:
+        return report(args, *from_run(p, args.from_run))
     from app import train
     from training import run_config
-    from policies.agents.ladder import LADDER
 
     t0 = time.time()
     if args.kickstart and args.kickstart_from:
@@ -173,8 +181,32 @@ def main(argv=None):
     rc = train.main(["--config", args.config] + sum((["--set", s] for s in sets), []))
     cfg = run_config.load(args.config, sets)
     run_dir = os.path.join(os.path.abspath(cfg.storage_path), cfg.name)
-    train_minutes = round((time.time() - t0) / 60, 2)
+    return report(args, cfg, run_dir, t0, rc, round((time.time() - t0) / 60, 2), pretrain, kickstarted)
 
+
+def from_run(p, run_dir: str) -> tuple:
+    """report()'s arguments for a benchmark run trained before: its config (run_config.yaml), its start (the time in
+    its name), and its training's wall minutes (to its last metrics row)."""
+    from training import run_config
+    run_dir = os.path.abspath(run_dir)
+    path = os.path.join(run_dir, "run_config.yaml")
+    if not os.path.isfile(path):
+        p.error(f"--from-run {run_dir}: no run_config.yaml there (a run directory of app.train is needed)")
+    cfg = run_config.load(path, [])
+    try:
+        t0 = time.mktime(time.strptime(os.path.basename(run_dir).rsplit("_bench_", 1)[1], "%Y%m%d_%H%M%S"))
+    except (IndexError, ValueError):
+        t0 = os.path.getmtime(path)
+    stamps = [float(r["timestamp"]) for r in read_csv(os.path.join(run_dir, "metrics.csv")) if r.get("timestamp")]
+    train_minutes = round((max(stamps, default=t0) - t0) / 60, 2)
+    return cfg, run_dir, t0, None, train_minutes, None, bool(cfg.init.checkpoint)
+
+
+def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrain, kickstarted) -> int:
+    """The curve (the minute and agent step each level was reached), the final games, and the JSON line."""
+    from policies.agents.ladder import LADDER
+    mode = cfg.env.get("mode", "1v1")
+    name = cfg.name
     metrics = read_csv(os.path.join(run_dir, "metrics.csv"))
     wall = {int(r["iteration"]): round((float(r["timestamp"]) - t0) / 60, 2) for r in metrics if r.get("timestamp")}
     agent_steps = {int(r["iteration"]): int(float(r["agent_steps"])) for r in metrics if r.get("agent_steps")}
@@ -200,9 +232,10 @@ def main(argv=None):
         final = final_evaluation(checkpoint, mode, games, args.greedy, args.workers)
     top = final.get(TOP_LEVEL, {})
     print(json.dumps({
-        "config": args.config, "run": name, "run_dir": run_dir, "kickstart": bool(kickstarted), "pretrain": pretrain,
-        "train_rc": rc, "budget_minutes": args.minutes, "train_wall_minutes": train_minutes,
-        "total_wall_minutes": round((time.time() - t0) / 60, 2),
+        "config": os.path.join(run_dir, "run_config.yaml") if args.from_run else args.config, "run": name,
+        "run_dir": run_dir, "kickstart": bool(kickstarted), "pretrain": pretrain,
+        "train_rc": rc, "budget_minutes": None if args.from_run else args.minutes, "train_wall_minutes": train_minutes,
+        "total_wall_minutes": train_minutes if args.from_run else round((time.time() - t0) / 60, 2),
         "reached_80pct_minutes": {level: reached.get(level, (None,))[0] for level in levels},
         # the agent steps sampled up to the iteration that reached the level (metrics.csv's agent_steps)
         "reached_80pct_agent_steps": {level: agent_steps.get(reached[level][1]) if level in reached else None

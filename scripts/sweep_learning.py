@@ -11,6 +11,7 @@ shares and each arm's own (``--set`` lines of app.train):
     config: tune_configs/hok_1v1_kickstart.yaml
     minutes: 20                 # wall-time budget per arm (the benchmark's --minutes)
     final_games: 20             # the benchmark's final games against the full bot (--final-games; --lower-games too)
+    workers: 2                  # processes for those games (--workers; training has stopped by then)
     set: [evaluation.interval=0]
     arms:
       batch_8k: [ppo.train_batch_size=8000]
@@ -37,7 +38,7 @@ import yaml
 from training.cli import user_errors
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SWEEP_KEYS = {"config", "minutes", "final_games", "set", "arms"}
+SWEEP_KEYS = {"config", "minutes", "final_games", "workers", "set", "arms"}
 
 
 def load_sweep(path: str) -> dict:
@@ -60,14 +61,14 @@ def load_sweep(path: str) -> dict:
     for name, sets in {"set": sweep.get("set", []), **{f"arms.{a}": s for a, s in arms.items()}}.items():
         if not isinstance(sets, list) or not all(isinstance(s, str) and "=" in s for s in sets):
             raise ValueError(f"{path}: {name!r} must be a list of KEY=VALUE strings, got {sets!r}")
-    return {"minutes": 20.0, "final_games": 20, "set": [], **sweep}
+    return {"minutes": 20.0, "final_games": 20, "workers": 2, "set": [], **sweep}
 
 
 def bench_command(sweep: dict, arm: str, minutes: float) -> list[str]:
     sets = list(sweep["set"]) + list(sweep["arms"][arm])
     return ([sys.executable, os.path.join(REPO, "scripts", "bench_learning.py"), "--config", sweep["config"],
              "--minutes", str(minutes), "--final-games", str(sweep["final_games"]),
-             "--lower-games", str(sweep["final_games"]), "--workers", "1"]
+             "--lower-games", str(sweep["final_games"]), "--workers", str(sweep["workers"])]
             + sum((["--set", s] for s in sets), []))
 
 

@@ -35,3 +35,27 @@ def test_the_curve_reports_the_curriculums_warmup_levels_in_ladder_order():
         "random", "scripted_1_r50", "scripted_1", "scripted_3"]}}})
     assert curve_levels(cfg) == ["random", "scripted_1_r50", "scripted_1", "scripted_2", "scripted_3"]
     assert curve_levels(run_config.validate({})) == ["random", "scripted_1", "scripted_2", "scripted_3"]
+
+
+def test_from_run_reports_a_run_trained_before_with_minutes_from_the_time_in_its_name(tmp_path, capsys):
+    """--from-run trains nothing: the curve comes from the run's files, its minutes counted from the benchmark's
+    start (the time in the run's name), its agent steps from metrics.csv."""
+    import json
+    import shutil
+    import time
+
+    from scripts.bench_learning import main
+    run = tmp_path / "hok_1v1_bench_20261126_033428"
+    (run / "PPO_trial").mkdir(parents=True)
+    shutil.copy("tune_configs/hok_1v1.yaml", run / "run_config.yaml")
+    t0 = time.mktime(time.strptime("20261126_033428", "%Y%m%d_%H%M%S"))
+    (run / "metrics.csv").write_text("iteration,timestamp,agent_steps\n" + "".join(
+        f"{i},{t0 + 60 * i},{1000 * i}\n" for i in range(1, 6)))
+    (run / "PPO_trial" / "opponents.csv").write_text("iteration,opponent,games,wins\n1,random,10,9\n2,random,10,9\n"
+                                                     "3,scripted_1,25,10\n")
+    assert main(["--from-run", str(run), "--final-games", "0", "--lower-games", "0"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["reached_80pct_minutes"]["random"] == 2.0 and out["reached_80pct_agent_steps"]["random"] == 2000
+    assert out["reached_80pct_minutes"]["scripted_1"] is None
+    assert out["train_wall_minutes"] == 5.0 and out["train_rc"] is None and out["budget_minutes"] is None
+    assert out["checkpoint"] is None and out["final"] == {}

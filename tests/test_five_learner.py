@@ -365,9 +365,15 @@ def test_target_kl_stops_the_update_before_the_minibatch_that_passes_it(tmp_path
     assert len(calls) == 2 and adam_steps(bounded) == {1}
     assert result_value(main["minibatches_applied"]) == 1 and result_value(main["kl_stopped"]) == 1.0
     assert result_value(main["approx_kl"]) > 1e-7
-    # the next update starts afresh, and on these (now stale) episodes its first minibatch is already past the target
+    assert result_value(main["approx_kl_at_start"]) < 1e-9  # fresh episodes: the first minibatch has ratio 1
+    # the next update starts afresh on these episodes, now one update stale (as with ppo.staleness 1): its first
+    # minibatch already shows the last update's KL, which the stop does not count, so it applies that minibatch
+    # and stops at the first whose KL has passed the start's by the target
     main = bounded.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
-    assert len(calls) == 3 and adam_steps(bounded) == {1} and result_value(main["minibatches_applied"]) == 0
+    start, applied = result_value(main["approx_kl_at_start"]), int(result_value(main["minibatches_applied"]))
+    assert start > 1e-7 and result_value(main["kl_stopped"]) == 1.0
+    assert 1 <= applied < 10 and len(calls) == 2 + applied + 1 and adam_steps(bounded) == {1 + applied}
+    assert result_value(main["approx_kl"]) > start + 1e-7
 
 
 def test_an_update_reports_its_diagnostics_and_the_mean_advantage_of_each_primary_action(tmp_path):
@@ -407,3 +413,17 @@ def test_an_update_reports_its_diagnostics_and_the_mean_advantage_of_each_primar
 if __name__ == "__main__" and sys.argv[1:] == ["--pin"]:
     import tempfile
     print("PINNED_LOSSES = " + json.dumps(pin(tempfile.mkdtemp()), indent=4))
+
+
+def test_a_non_finite_loss_stops_the_update_and_names_what_is_not_finite():
+    """RLlib would zero non-finite gradients and step on (Adam's state corrupted, the runners handed NaN weights);
+    the learner raises instead, naming the loss terms, batch columns and module tensors that are not finite."""
+    episodes = load_pinned_episodes()
+    learner = pinned_learner(tiny_smoke(resources__learner_threads=1, ppo__diagnostics_every=0))
+    module = learner.module["main"].unwrapped()
+    with torch.no_grad():
+        module.value_head.bias.fill_(float("nan"))
+    opt = next(iter(learner._named_optimizers.values()))
+    with pytest.raises(FloatingPointError, match=r"not finite \(update 1, minibatch 1\).*'value'.*value_head\.bias"):
+        learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=1)
+    assert not opt.state  # no optimizer step was taken

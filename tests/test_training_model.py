@@ -451,3 +451,22 @@ def test_gated_unit_logits_equal_the_attention_formula():
     out = gated_unit_logits(emb, w, bias, gate, query)
     assert out.shape == (3, 4, 7)
     assert torch.allclose(out, expected, atol=1e-5)
+
+
+def test_running_norm_refuses_non_finite_observations_and_names_the_feature():
+    """One inf merged into the statistics would make every normalized observation NaN, in the learner and in every
+    env runner that receives the statistics: the update raises, naming the feature, and leaves them unchanged."""
+    from policies.model.normalization import RunningNorm
+    norm = RunningNorm(3)
+    norm.update(torch.tensor([[1.0, 2.0, 3.0], [2.0, 2.0, 5.0]]))
+    before = {k: v.clone() for k, v in norm.state_dict().items()}
+    bad = torch.tensor([[1.0, float("inf"), 3.0], [2.0, 2.0, float("nan")]])
+    with pytest.raises(FloatingPointError, match=r"heroes: 2 of 2 rows .* features \['b', 'c'\]"):
+        norm.update(bad, name="heroes", features=("a", "b", "c"))
+    assert all(torch.equal(before[k], v) for k, v in norm.state_dict().items())
+    # a constant feature keeps M2 >= 0 and a finite std, whatever the rounding of its mean
+    const = torch.full((1000, 3), 0.1, dtype=torch.float32)
+    const[::7, 0] += 1e-7
+    for _ in range(5):
+        norm.update(const)
+    assert bool((norm.m2 >= 0).all()) and bool(torch.isfinite(norm.std).all())

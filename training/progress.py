@@ -33,6 +33,7 @@ UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribut
                   "approx_kl": "approx_kl", "clip_fraction": "clip_fraction", "vf_explained_var": "vf_explained_var",
                   "grad_norm": "gradients_default_optimizer_global_norm",
                   "minibatches_applied": "minibatches_applied", "kl_stopped": "kl_stopped",
+                  "approx_kl_at_start": "approx_kl_at_start",
                   **{f"{diag.TERM_GRAD_PREFIX}{t}": f"{diag.TERM_GRAD_PREFIX}{t}" for t in LOSS_TERMS},
                   "gradient_noise_cosine": "gradient_noise_cosine",
                   **{f"{diag.ADVANTAGE_PREFIX}{a}": f"{diag.ADVANTAGE_PREFIX}{a}" for a in PRIMARY_NAMES},

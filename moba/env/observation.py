@@ -62,12 +62,17 @@ from moba.game.state import (F_ARMOR, F_AURA_ARMOR, F_BAT, F_DBUFF, F_DMG, F_HP,
 from moba.game.tables import A_MANA, A_PASSIVE, ABILITIES_PER_HERO
 
 
+def feature_names(table) -> tuple:
+    """The feature names of a table of feature names or (name, unit, source) rows, in column order."""
+    return tuple(row if isinstance(row, str) else row[0] for row in table)
+
+
 def _check_columns(table, prefix: str, count: int, block_columns: dict | None = None):
     """Raises RuntimeError unless `table` (feature names, or (name, unit, source) rows) has `count` rows and each row
     i is column i: the module constant prefix + NAME (the name in upper case), or block_columns[name] for the rows of
     a repeated block, which have no constant of their own."""
     block_columns = block_columns or {}
-    names = [row if isinstance(row, str) else row[0] for row in table]
+    names = feature_names(table)
     for i, name in enumerate(names):
         const = prefix + name.upper()
         col = block_columns[name] if name in block_columns else globals().get(const)

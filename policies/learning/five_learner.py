@@ -208,6 +208,7 @@ class FivePPOLearner(PPOTorchLearner):
         self._updates += count
         self._minibatch = 0  # minibatches whose loss was computed in this update
         self._kl_stopped = False  # set by the loss of the minibatch whose approx_kl passed ppo.target_kl
+        self._kl_at_start = 0.0  # the first minibatch's approx_kl: the data's staleness alone (0 when fresh)
         self._advantage_sums = {}  # primary action name -> [sum of advantages, steps] over the update
         self._diagnosed = False  # whether this update measured the diagnostics (NaN in its results otherwise)
 
@@ -232,8 +233,14 @@ class FivePPOLearner(PPOTorchLearner):
             super().apply_gradients(gradients_dict)
 
     def _check_target_kl(self, approx_kl: float):
+        """Stops the update once it has moved the policy ppo.target_kl from where the update started. The KL is
+        measured from the policy that sampled; with ppo.staleness 1 that policy is one update behind, so the first
+        minibatch (before any step of this update) already shows the last update's KL, which this update does not
+        count (else every other update would stop at its first minibatch)."""
+        if self._minibatch == 1:
+            self._kl_at_start = approx_kl
         target = run_settings_dict(self.config)["ppo"]["target_kl"]
-        if target and approx_kl > target:
+        if target and approx_kl - self._kl_at_start > target:
             self._kl_stopped = True
 
     @override(PPOTorchLearner)
@@ -247,6 +254,7 @@ class FivePPOLearner(PPOTorchLearner):
         advantages = {name: total / n for name, (total, n) in self._advantage_sums.items()}
         self.metrics.log_dict({
             "minibatches_applied": self._minibatch - int(self._kl_stopped), "kl_stopped": float(self._kl_stopped),
+            "approx_kl_at_start": self._kl_at_start,
             **{f"{diag.ADVANTAGE_PREFIX}{name}": advantages.get(name, nan) for name in PRIMARY_NAMES},
             **({} if self._diagnosed else {**{f"{diag.TERM_GRAD_PREFIX}{t}": nan for t in LOSS_TERMS},
                                            "gradient_noise_cosine": nan, "diagnostics_steps": nan}),
@@ -396,6 +404,10 @@ class FivePPOLearner(PPOTorchLearner):
         self._minibatch += module_id == MAIN
         self._log_batch(module_id, batch, steps)
         terms, _ = self._loss_terms(module_id, config, batch, fwd_out, module, steps)
+        loss = sum(terms.values())
+        if not bool(torch.isfinite(loss)):  # RLlib would zero the gradients and step on, with Adam's state corrupted
+            raise FloatingPointError(f"the loss of {module_id!r} is not finite (update {self._updates}, minibatch "
+                                     f"{self._minibatch}): {diag.nonfinite_report(terms, batch, module)}")
         if module_id == MAIN:
             self._check_target_kl(self._approx_kl)
             for name, (total, n) in diag.advantage_by_primary(batch[Postprocessing.ADVANTAGES],
@@ -403,7 +415,7 @@ class FivePPOLearner(PPOTorchLearner):
                 sums = self._advantage_sums.setdefault(name, [0.0, 0])
                 sums[0] += total
                 sums[1] += n
-        return sum(terms.values())
+        return loss
 
     def _loss_terms(self, module_id, config, batch, fwd_out, module, steps: RealSteps) -> tuple[dict, torch.Tensor]:
         """The loss's terms, each a scalar (they add up to the loss), and the policy loss per step."""

@@ -8,11 +8,15 @@
 - ``advantage_by_primary``: the mean advantage of the steps that took each primary action (which actions the
   update pushes up or down: a negative mean for every ability cast says the reward charges casts);
 - ``teacher_agreement``: how often the student's most likely action matches the teacher's, per action head (the
-  primary, and each parameter the teacher's primary reads).
+  primary, and each parameter the teacher's primary reads);
+- ``nonfinite_report``: when a loss is not finite, which of its terms, the batch's columns and the module's
+  parameters and buffers are not.
 
 The learner (policies/learning/five_learner.py) calls them; nothing here steps an optimizer or logs.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import torch
 
@@ -109,3 +113,22 @@ def first_rows(batch: dict, mask: torch.Tensor, max_steps: int) -> dict:
             return v[:n]
         return v
     return {k: cut(v) for k, v in batch.items()}
+
+
+def _nonfinite_names(items, prefix: str = "") -> list:
+    """The names of the float tensors among (name, value) `items` (nested mappings walked) that are not finite."""
+    out = []
+    for name, value in items:
+        if isinstance(value, Mapping):
+            out += _nonfinite_names(value.items(), f"{prefix}{name}/")
+        elif isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            out.append(f"{prefix}{name}")
+    return out
+
+
+def nonfinite_report(terms: dict, batch, module: torch.nn.Module) -> str:
+    """What is not finite in a minibatch whose loss is not: the loss's terms, the batch's columns (observations by
+    key) and the module's parameters and buffers (the observation statistics among them)."""
+    return (f"non-finite loss terms {_nonfinite_names(terms.items())}; batch columns "
+            f"{_nonfinite_names((str(k), v) for k, v in batch.items())}; module parameters and buffers "
+            f"{_nonfinite_names(list(module.named_parameters()) + list(module.named_buffers()))}")

@@ -46,7 +46,8 @@ from ray.rllib.utils.annotations import override
 from torch import nn
 
 from moba.env.actions import A_NOOP, N_OFFSETS, action_sizes
-from moba.env.observation import MINIMAP_N, N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_IS_ENEMY
+from moba.env.observation import (GLOBAL_FEATURES, HERO_FEATURES, LANE_FEATURES, MINIMAP_CHANNELS, MINIMAP_N,
+                                  N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_FEATURES, UNIT_IS_ENEMY, feature_names)
 from moba.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
@@ -218,17 +219,22 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
     # ---- the network -------------------------------------------------------------------------------------------------
     @torch.no_grad()
     def update_normalizers(self, obs: dict, loss_mask: torch.Tensor | None):
-        """Adds the float observations of the valid time steps to the running statistics (learner only)."""
+        """Adds the float observations of the valid time steps to the running statistics (learner only); a
+        non-finite value raises FloatingPointError naming its observation and feature (RunningNorm.update)."""
         m = loss_mask if loss_mask is not None else torch.ones(obs["global"].shape[:2], dtype=torch.bool,
                                                                device=obs["global"].device)
-        self.norm["global"].update(obs["global"], m)
+        self.norm["global"].update(obs["global"], m, "global", feature_names(GLOBAL_FEATURES))
         unit_mask = m.unsqueeze(-1) & (obs["unit_valid"] > 0)
-        self.norm["units"].update(obs["units"], unit_mask)
-        self.norm["heroes"].update(obs["heroes"], m.unsqueeze(-1).expand(*obs["heroes"].shape[:-1]))
+        self.norm["units"].update(obs["units"], unit_mask, "units", feature_names(UNIT_FEATURES))
+        self.norm["heroes"].update(obs["heroes"], m.unsqueeze(-1).expand(*obs["heroes"].shape[:-1]), "heroes",
+                                   feature_names(HERO_FEATURES))
         mini = obs["private_minimap"].flatten(-3)
-        self.norm["private_minimap"].update(mini, m.unsqueeze(-1).expand(*mini.shape[:-1]))
+        cells = MINIMAP_N * MINIMAP_N
+        self.norm["private_minimap"].update(mini, m.unsqueeze(-1).expand(*mini.shape[:-1]), "private_minimap",
+                                            tuple(f"{c} cell {i}" for c in MINIMAP_CHANNELS for i in range(cells)))
         lanes = obs["private_lanes"]
-        self.norm["private_lanes"].update(lanes, m.unsqueeze(-1).expand(*lanes.shape[:-1]))
+        self.norm["private_lanes"].update(lanes, m.unsqueeze(-1).expand(*lanes.shape[:-1]), "private_lanes",
+                                          feature_names(LANE_FEATURES))
 
     def _core(self, batch, heads=True):
         obs = batch[Columns.OBS]

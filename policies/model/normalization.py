@@ -34,7 +34,7 @@ class RunningNorm(nn.Module):
     @property
     def std(self) -> torch.Tensor:
         """The running standard deviation per feature (1 until two values were seen); computed without a host sync."""
-        std = torch.sqrt(self.m2 / (self.count - 1).clamp_min(1.0)).clamp_min(NORM_EPS)
+        std = torch.sqrt(self.m2.clamp_min(0.0) / (self.count - 1).clamp_min(1.0)).clamp_min(NORM_EPS)
         return torch.where(self.count < 2, torch.ones_like(std), std)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -44,15 +44,26 @@ class RunningNorm(nn.Module):
         return y.clamp_(-NORM_CLIP, NORM_CLIP)
 
     @torch.no_grad()
-    def update(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+    def update(self, x: torch.Tensor, mask: torch.Tensor | None = None, name: str = "observation",
+               features: tuple | None = None):
         """Merges the rows of x (..., F) where mask (...) is true into the statistics (Chan et al.'s parallel
-        variance update, exact for any batch split)."""
+        variance update, exact for any batch split). Raises FloatingPointError, naming the observation (`name`)
+        and its non-finite features (`features`: their names, else column numbers), before a non-finite value
+        reaches the statistics: one inf would turn them, and so every forward pass of the learner and the env
+        runners that receive them, to NaN."""
         x = x.reshape(-1, x.shape[-1])
         if mask is not None:
             x = x[mask.reshape(-1).bool()]
         n = x.shape[0]
         if n == 0:
             return
+        finite = torch.isfinite(x)
+        if not bool(finite.all()):
+            bad = (~finite).any(0).nonzero().flatten().tolist()
+            names = [features[i] if features is not None and i < len(features) else f"column {i}" for i in bad]
+            raise FloatingPointError(
+                f"{name}: {int((~finite).any(1).sum())} of {n} rows hold non-finite values, in features {names} "
+                f"(e.g. {x[~finite][:4].tolist()}); the running statistics were left unchanged")
         # the batch's moments accumulated in float64 without a float64 copy of the data: squares are taken around the
         # mean rounded to x's dtype (m~), then corrected: sum (x - m)^2 = sum (x - m~)^2 - n (m - m~)^2
         b_mean = x.sum(0, dtype=torch.float64) / n
@@ -61,5 +72,6 @@ class RunningNorm(nn.Module):
         total = self.count + n
         delta = b_mean - self.mean
         self.mean += delta * (n / total)
-        self.m2 += b_m2 + delta ** 2 * (self.count * n / total)
+        # rounding can leave a constant feature's M2 a hair below 0; its square root would be NaN
+        self.m2 += (b_m2 + delta ** 2 * (self.count * n / total)).clamp_min(0.0)
         self.count += n

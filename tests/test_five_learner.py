@@ -12,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 import torch
+import tree
 from ray.rllib.core.columns import Columns
 from test_training_e2e import tiny_smoke
 
@@ -35,6 +36,28 @@ def runner_and_learner(cfg):
 def connector_batch(learner, episodes):
     return learner._learner_connector(rl_module=learner.module, batch={}, episodes=copy.deepcopy(episodes),
                                       shared_data={}, metrics=learner.metrics)["main"]
+
+
+# ---- the learner's connector pipeline --------------------------------------------------------------------------------
+def test_the_numpy_zero_padding_gives_the_batch_rllibs_connector_gives():
+    """FastTimeDimZeroPad stands in RLlib's AddTimeDimToBatchAndZeroPad's place in the learner's pipeline, and the
+    train batch of the pinned episodes is the same, column for column, bit for bit."""
+    from ray.rllib.connectors.common.add_time_dim_to_batch_and_zero_pad import AddTimeDimToBatchAndZeroPad
+
+    from policies.learning.zero_padding import FastTimeDimZeroPad
+    episodes = load_pinned_episodes()
+    learner = pinned_learner(tiny_smoke(resources__learner_threads=1, init__teacher="scripted",
+                                        schedules__kickstart_coeff=0.5))
+    pipeline = learner._learner_connector
+    i = next(i for i, c in enumerate(pipeline.connectors) if isinstance(c, AddTimeDimToBatchAndZeroPad))
+    assert type(pipeline.connectors[i]) is FastTimeDimZeroPad
+    fast = connector_batch(learner, episodes)
+    pipeline.connectors[i] = AddTimeDimToBatchAndZeroPad(as_learner_connector=True)
+    rllib = connector_batch(learner, episodes)
+    flat_fast, flat_rllib = tree.flatten_with_path(dict(fast)), tree.flatten_with_path(dict(rllib))
+    assert [p for p, _ in flat_fast] == [p for p, _ in flat_rllib] and len(flat_fast) > 10
+    for (path, a), (_, b) in zip(flat_fast, flat_rllib):
+        assert a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b), path
 
 
 # ---- GAE on the runners' values -------------------------------------------------------------------------------------

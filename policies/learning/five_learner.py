@@ -11,6 +11,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
   gradient steps (app. E), so that all minibatches of an update normalize as the env runners did when they acted;
 - GAE uses the values the env runners computed while acting when they recorded them (policies/learning/advantages.py),
   instead of a second forward pass over the batch;
+- the batch's time axis is cut and zero-padded by numpy (policies/learning/zero_padding.py), RLlib's rows without its
+  per-sequence Python loop;
 - the torch thread count of each minibatch is measured and chosen (policies/learning/learner_threads.py) unless fixed;
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
 - the opponent pool's and the curriculum's states and the run's return statistics (the reward scale) ride in the
@@ -40,6 +42,7 @@ import tree
 from ray.rllib.algorithms.ppo.ppo import (LEARNER_RESULTS_KL_KEY, LEARNER_RESULTS_VF_EXPLAINED_VAR_KEY,
                                           LEARNER_RESULTS_VF_LOSS_UNCLIPPED_KEY)
 from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+from ray.rllib.connectors.common.add_time_dim_to_batch_and_zero_pad import AddTimeDimToBatchAndZeroPad
 from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.connectors.learner import GeneralAdvantageEstimation
 from ray.rllib.core.columns import Columns
@@ -55,6 +58,7 @@ from policies.learning.advantages import RunnerValueGAE
 from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, label_action, teacher_nll
 from policies.learning.learner_threads import ThreadChooser
 from policies.learning.value_warmup import ValueWarmup, WarmupPhase, scale_value_head
+from policies.learning.zero_padding import FastTimeDimZeroPad
 from policies.learning import update_diagnostics as diag
 from policies.learning.win_label import WIN_LABEL
 from policies.model.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
@@ -148,10 +152,14 @@ class FivePPOLearner(PPOTorchLearner):
         self.reward_scale_state = None  # the run's return statistics (callbacks/reward_scale.py), saved likewise
         self._setup_value_warmup()
         pipeline = self._learner_connector
-        if pipeline is not None:  # GAE on the env runners' values (PPO appended RLlib's connector last)
+        if pipeline is not None:
             for i, c in enumerate(pipeline.connectors):
-                if type(c) is GeneralAdvantageEstimation:
+                if type(c) is GeneralAdvantageEstimation:  # GAE on the env runners' values (PPO appended it last)
                     pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
+                elif type(c) is AddTimeDimToBatchAndZeroPad:  # the same rows, cut by numpy
+                    pipeline.connectors[i] = FastTimeDimZeroPad(input_observation_space=c.input_observation_space,
+                                                                input_action_space=c.input_action_space,
+                                                                as_learner_connector=c._as_learner_connector)
         self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
         self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
         settings = run_settings_dict(self.config)

@@ -22,8 +22,11 @@ name>``), so a sweep can be run a few arms at a time (``--only``) and an arm alr
 ``--again``. ``--report-only`` writes the table and the plot from what is there. Arms are compared by the ladder levels
 they reached: a level is reached when the agent won >= 80% of its last >= 20 training games against it
 (bench_learning.first_reached), at that wall minute and agent step count (metrics.csv), plus the final games.
-Writes ``table.md`` and ``curves.png`` (the curriculum level against wall minutes and against agent steps) and prints a
-JSON line last. Compare arms measured on one machine: wall minutes differ between machines and loads.
+Where no arm reaches a level, the table's progress columns still separate them: agent and gradient steps, and over the
+last 5 minutes the window win rate against the current level and the kickstart KL. Writes ``table.md`` and
+``curves.png`` (the curriculum level against wall minutes and agent steps; the window win rate and the kickstart KL
+against agent steps) and prints a JSON line last. Compare arms measured on one machine: wall minutes differ between
+machines and loads.
 """
 from __future__ import annotations
 
@@ -100,21 +103,49 @@ def run_arm(sweep: dict, arm: str, minutes: float, log=print) -> dict:
     return {"arm": arm, "sets": sweep["arms"][arm], **json.loads(last)}
 
 
+CURVE_COLUMNS = ("iteration", "time_s", "agent_steps", "curriculum_level", "curriculum_window_win_rate",
+                 "kickstart_kl", "minibatches_applied")
+LAST_MINUTES = 5.0  # the table's "lately" figures: means over the arm's last minutes of training
+
+
 def curriculum_curve(run_dir: str):
-    """A run's metrics.csv columns that the curves plot (iteration, wall time, agent steps, curriculum level)."""
+    """A run's metrics.csv columns that the table and curves read (CURVE_COLUMNS, those it has), or None."""
     import pandas as pd
     path = os.path.join(run_dir, "metrics.csv")
     if not os.path.exists(path):
         return None
     m = pd.read_csv(path)
-    cols = [c for c in ("iteration", "time_s", "agent_steps", "curriculum_level") if c in m]
-    return m[cols]
+    return m[[c for c in CURVE_COLUMNS if c in m]]
+
+
+def progress(run_dir: str) -> dict:
+    """What an arm did, whether or not it reached a level: the agent steps it sampled, the gradient steps it took,
+    and over its last LAST_MINUTES minutes the mean window win rate against its curriculum's current level and the
+    mean kickstart KL (each None where metrics.csv lacks it)."""
+    m = curriculum_curve(run_dir) if run_dir else None
+    if m is None or m.empty:
+        return {}
+    late = m[m["time_s"] >= m["time_s"].max() - 60 * LAST_MINUTES] if "time_s" in m else m
+
+    def mean(col):
+        return float(late[col].mean()) if col in late and late[col].notna().any() else None
+    return {"agent_steps": int(m["agent_steps"].max()) if "agent_steps" in m else None,
+            "gradient_steps": int(m["minibatches_applied"].sum()) if "minibatches_applied" in m else None,
+            "window_win_late": mean("curriculum_window_win_rate"), "kickstart_kl_late": mean("kickstart_kl"),
+            "level_late": int(late["curriculum_level"].max()) if "curriculum_level" in late else None}
+
+
+def _fmt(v, spec: str) -> str:
+    return "-" if v is None else format(v, spec)
 
 
 def table(arms: dict, levels: list) -> str:
     """The markdown table: per arm, its overrides, the wall minutes and agent steps at which it reached each level,
-    the env steps it trained, and its final win rate against each level."""
-    head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "final wins (full bot)"]
+    its progress (agent and gradient steps, the late window win rate and kickstart KL: ``progress``), and its final
+    wins against the full bot."""
+    head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "agent steps", "gradient steps",
+            f"window win, last {LAST_MINUTES:g} min (level)", f"kickstart KL, last {LAST_MINUTES:g} min",
+            "final wins (full bot)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in arms.items():
         cells = [name, ", ".join(f"`{s}`" for s in r["sets"])]
@@ -122,6 +153,11 @@ def table(arms: dict, levels: list) -> str:
             m = (r.get("reached_80pct_minutes") or {}).get(lv)
             s = (r.get("reached_80pct_agent_steps") or {}).get(lv)
             cells.append("-" if m is None else f"{m:.1f} / {s:,}" if s is not None else f"{m:.1f} / ?")
+        pr = progress(r.get("run_dir", ""))
+        win = _fmt(pr.get("window_win_late"), ".2f")
+        cells += [_fmt(pr.get("agent_steps"), ","), _fmt(pr.get("gradient_steps"), ","),
+                  win if pr.get("level_late") is None or win == "-" else f"{win} ({pr['level_late']})",
+                  _fmt(pr.get("kickstart_kl_late"), ".2f")]
         top = (r.get("final") or {}).get("scripted_3") or {}
         cells.append(f"{top['wins']}/{top['games']}" if top else "-")
         lines.append("| " + " | ".join(cells) + " |")
@@ -129,23 +165,29 @@ def table(arms: dict, levels: list) -> str:
 
 
 def curves_figure(arms: dict):
-    """The curriculum level of each arm against wall minutes and against agent steps (None without data)."""
+    """Per arm against agent steps: the curriculum level, the window win rate against the current level, and the
+    kickstart KL; and the level against wall minutes (None without data)."""
     import matplotlib.pyplot as plt
     data = {name: curriculum_curve(r["run_dir"]) for name, r in arms.items()}
     data = {k: v for k, v in data.items() if v is not None and "curriculum_level" in v}
     if not data:
         return None
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8), sharey=True)
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7.2))
+    panels = [(axes[0, 0], "time_s", "curriculum_level", "training wall time (minutes)", "curriculum level"),
+              (axes[0, 1], "agent_steps", "curriculum_level", "agent steps sampled", "curriculum level"),
+              (axes[1, 0], "agent_steps", "curriculum_window_win_rate", "agent steps sampled",
+               "window win rate vs the current level"),
+              (axes[1, 1], "agent_steps", "kickstart_kl", "agent steps sampled", "kickstart KL (to the teacher)")]
     for name, m in data.items():
-        axes[0].plot(m["time_s"] / 60.0, m["curriculum_level"], label=name)
-        if "agent_steps" in m:
-            axes[1].plot(m["agent_steps"], m["curriculum_level"], label=name)
-    axes[0].set_xlabel("training wall time (minutes)")
-    axes[1].set_xlabel("agent steps sampled")
-    axes[0].set_ylabel("curriculum level (0 = first rung)")
-    for ax in axes:
+        for ax, x, y, _, _ in panels:
+            if x in m and y in m:
+                xs = m[x] / 60.0 if x == "time_s" else m[x]
+                ax.plot(xs, m[y].rolling(10, min_periods=1).mean() if y != "curriculum_level" else m[y], label=name)
+    for ax, _, _, xlabel, ylabel in panels:
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    axes[1].legend(fontsize=8)
+    axes[0, 1].legend(fontsize=8)
     fig.tight_layout()
     return fig
 

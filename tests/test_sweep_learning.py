@@ -61,7 +61,9 @@ def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, mo
     out.mkdir()
     run = tmp_path / "run"
     run.mkdir()
-    (run / "metrics.csv").write_text("iteration,time_s,agent_steps,curriculum_level\n1,60,5000,0\n2,120,10000,1\n")
+    (run / "metrics.csv").write_text("iteration,time_s,agent_steps,curriculum_level,curriculum_window_win_rate,"
+                                     "kickstart_kl,minibatches_applied\n1,60,5000,0,0.2,3.0,4\n"
+                                     "2,120,10000,0,0.6,2.0,3\n3,600,15000,1,0.1,1.0,2\n")
     (out / "arms.jsonl").write_text(json.dumps(result("4000", 12.5, 40000, 3, str(run))) + "\n")
     ran = []
     monkeypatch.setattr(sl, "run_arm", lambda s, arm, minutes, log=print: ran.append(arm) or result(arm, None, None, 0))
@@ -70,8 +72,9 @@ def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, mo
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["arms"] == ["4000", "8000"] and set(last["written"]) == {"table", "curves"}
     rows = (out / "table.md").read_text().splitlines()
-    assert rows[2] == "| 4000 | `ppo.train_batch_size=4000` | 12.5 / 40,000 | - | 3/20 |"
-    assert rows[3] == "| 8000 | `ppo.train_batch_size=8000` | - | - | 0/20 |"
+    # the last 5 minutes are iterations 2 and 3 (120 s >= 600 s - 300 s is false: iteration 3 alone)
+    assert rows[2] == "| 4000 | `ppo.train_batch_size=4000` | 12.5 / 40,000 | - | 15,000 | 9 | 0.10 (1) | 1.00 | 3/20 |"
+    assert rows[3] == "| 8000 | `ppo.train_batch_size=8000` | - | - | - | - | - | - | 0/20 |"
     assert len(sl.read_arms(str(out / "arms.jsonl"))) == 2
     assert sl.main([sweep, "--out", str(out), "--only", "x"]) == 2
     assert "--only: unknown arm 'x'; allowed: ['4000', '8000']" in capsys.readouterr().err

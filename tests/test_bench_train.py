@@ -1,0 +1,19 @@
+"""scripts/bench_train.py: all-in training as a fraction of the engine, and the engine's figure from bench_env.py."""
+from __future__ import annotations
+
+from scripts.bench_train import TRAINING_CORES, engine_fractions, measure_engine
+
+
+def test_training_is_reported_as_a_fraction_of_the_engine_on_the_same_cores():
+    figures = {"1v1_trained_agent_steps_per_s": 3000.0, "1v1_classic_trained_agent_steps_per_s": 1500.0,
+               "5v5_trained_agent_steps_per_s": 2000.0}
+    out = engine_fractions(figures, {"1v1": 10000.0, "5v5": 20000.0, "3v3": 1.0})
+    assert TRAINING_CORES == 2
+    assert out == {"1v1_engine_decisions_per_s": 10000.0, "1v1_batched_fraction_of_engine": 0.15,
+                   "1v1_classic_fraction_of_engine": 0.075, "5v5_engine_decisions_per_s": 20000.0,
+                   "5v5_batched_fraction_of_engine": 0.05}
+
+
+def test_the_engine_figure_comes_from_bench_env():
+    engine = measure_engine(["1v1"], steps=30)
+    assert set(engine) == {"1v1"} and isinstance(engine["1v1"], float) and engine["1v1"] > 100

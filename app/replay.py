@@ -20,11 +20,19 @@ from moba.env.replay_file import ReplayError, read_replay
 from training.cli import print_error
 
 VIEWER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "viewer")
+# the map renderer the replay page shares with the play page of python -m app.web
+MAP_SCRIPT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "web", "static", "map.js")
 
 
 def _asset(name: str) -> str:
     with open(os.path.join(VIEWER_DIR, name)) as f:
         return f.read()
+
+
+def _script() -> str:
+    """The page's script: the shared map renderer, then the viewer."""
+    with open(MAP_SCRIPT) as f:
+        return f.read() + "\n" + _asset("viewer.js")
 
 
 def page_title(header: dict) -> str:
@@ -39,7 +47,7 @@ def replay_page(header: dict, records: list) -> str:
     data = data.replace("<", "\\u003c")  # nothing in the data can close the script element
     page = _asset("page.html")
     for key, value in (("{{TITLE}}", html.escape(page_title(header))), ("{{STYLE}}", _asset("viewer.css")),
-                       ("{{SCRIPT}}", _asset("viewer.js")), ("{{DATA}}", data)):
+                       ("{{SCRIPT}}", _script()), ("{{DATA}}", data)):
         page = page.replace(key, value, 1)
     return page
 

@@ -3,7 +3,7 @@ the same wall-time budget on the same seeds, one after the other; then the table
 each ladder level, and the curves.
 
     python scripts/sweep_learning.py tune_configs/sweeps/batch_size.yaml [--out DIR] [--only ARM ...] [--again]
-        [--minutes M] [--report-only]
+        [--minutes M] [--final-games N] [--report-only]
 
 A sweep file (YAML) names the base run config, the budget and the benchmark's options, the overrides every arm
 shares and each arm's own (``--set`` lines of app.train):
@@ -216,9 +216,14 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", default=None, metavar="ARM", help="run these arms only")
     p.add_argument("--again", action="store_true", help="run arms that already have a result again")
     p.add_argument("--minutes", type=float, default=None, help="override the sweep file's budget per arm")
+    p.add_argument("--final-games", type=int, default=None, help="override the sweep file's final games per level")
     p.add_argument("--report-only", action="store_true", help="write the table and plot from arms.jsonl")
     args = p.parse_args(argv)
     sweep = load_sweep(args.sweep)
+    if args.final_games is not None:
+        if args.final_games < 0:
+            raise ValueError(f"--final-games must be >= 0, got {args.final_games}")
+        sweep["final_games"] = args.final_games
     unknown = sorted(set(args.only or []) - set(sweep["arms"]))
     if unknown:
         raise ValueError(f"--only: unknown arm {unknown[0]!r}; allowed: {sorted(sweep['arms'])}")

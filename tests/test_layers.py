@@ -1,7 +1,7 @@
 """Arrows point one way (docs/design.md): every import of a project module goes to the same layer or a lower one.
 
     moba.game < moba.env < moba.server < policies.model < policies.agents < policies.league < policies.learning
-      < policies.pretrain, policies.surgery < training < callbacks < app, scripts
+      < policies.pretrain, policies.surgery, policies.draft < training < callbacks < web < app, scripts
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import glob
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PACKAGES = ("moba", "policies", "training", "callbacks", "app", "scripts")
+PACKAGES = ("moba", "policies", "training", "callbacks", "web", "app", "scripts")
 # lowest first; a module belongs to the first prefix it starts with (same index: one layer)
 LAYERS = (
     ("moba.game",),  # the engine
@@ -20,9 +20,11 @@ LAYERS = (
     ("policies.agents",),  # what plays a team: scripted bots, the ladder, a module
     ("policies.league",),  # past versions, the curriculum, ratings and reference agents
     ("policies.learning",),  # the PPO learner and its loss terms
-    ("policies.pretrain", "policies.surgery"),  # behaviour cloning; model surgery
+    ("policies.pretrain", "policies.surgery", "policies.draft"),  # behaviour cloning; model surgery; drafting (Five
+    # app. D.2)
     ("training",),  # a run: settings, env runner, opponents, storage, progress, the algorithm wiring
     ("callbacks",),  # the RLlib callbacks of a run
+    ("web",),  # the local web server: live play against agents in the browser, the draft page
     ("app", "scripts"),  # the CLIs and the scripts
 )
 

@@ -45,6 +45,7 @@ def test_an_arm_runs_the_benchmark_with_the_shared_and_its_own_overrides(tmp_pat
     cmd = sl.bench_command(sweep, "a", 3.0)
     assert cmd[1].endswith("bench_learning.py") and cmd[cmd.index("--minutes") + 1] == "3.0"
     assert cmd[cmd.index("--final-games") + 1] == "20"
+    assert cmd[cmd.index("--workers") + 1] == "2"
     assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--set"] == ["seed=5", "ppo.num_epochs=2"]
 
 
@@ -78,3 +79,14 @@ def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, mo
     assert len(sl.read_arms(str(out / "arms.jsonl"))) == 2
     assert sl.main([sweep, "--out", str(out), "--only", "x"]) == 2
     assert "--only: unknown arm 'x'; allowed: ['4000', '8000']" in capsys.readouterr().err
+
+
+def test_final_games_can_be_overridden_for_a_run_of_the_sweep(tmp_path, monkeypatch, capsys):
+    sweep = write(tmp_path, "config: tune_configs/smoke.yaml\nfinal_games: 20\narms: {a: [x=1]}\n")
+    seen = []
+    monkeypatch.setattr(sl, "run_arm", lambda s, arm, minutes, log=print: seen.append(s["final_games"])
+                        or result(arm, None, None, 0))
+    assert sl.main([sweep, "--out", str(tmp_path / "out"), "--final-games", "0"]) == 0
+    assert seen == [0] and sl.bench_command({**sl.load_sweep(sweep), "final_games": 0}, "a", 1.0).count("0") >= 2
+    assert sl.main([sweep, "--out", str(tmp_path / "out2"), "--final-games", "-1"]) == 2
+    assert "--final-games must be >= 0" in capsys.readouterr().err

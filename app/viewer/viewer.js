@@ -1,5 +1,7 @@
 // The replay viewer (app/viewer/page.html): plays a replay of moba/env/replay_file.py on a canvas, with the fog of
 // war per team, a timeline with the win probability and the events, a panel per hero, a legend and an event log.
+// The map, the units, the fog, the hero labels, the hero panel's rows and the event log's sentences are drawn by
+// the renderer the play page shares (web/static/map.js, window.openfiveMap), which app/replay.py inlines before this.
 //
 // window.viewer is the page's state and controls, for people (the console) and for the browser tests:
 // viewer.seek(t), play(), pause(), setSpeed(x), setFog("all" | "radiant" | "dire"), selectHero(slot), render();
@@ -17,44 +19,15 @@
   const DATA = JSON.parse(document.getElementById("replay-data").textContent);
   const H = DATA.header;
   const R = DATA.records;
-  const F = index(H.unit_fields);
-  const HF = index(H.hero_fields);
-  const TYPE = index(H.unit_types);
+  const M = window.openfiveMap(H);
+  const F = M.F, HF = M.HF, TYPE = M.TYPE, COLORS = M.COLORS, HERO_R = M.HERO_R, IS_BUILDING = M.IS_BUILDING;
+  const BUILDING_EVENTS = M.BUILDING_EVENTS, GROUPS = M.GROUPS, LAYER = M.LAYER, fmt = M.fmt;
   const SIDES = H.teams; // ["radiant", "dire"]
-  const MAP = H.map_size;
   const END = R[R.length - 1].t;
   const SPEEDS = [0.5, 1, 2, 4, 8, 16, 32, 64];
   const FOGS = ["all"].concat(SIDES);
   const EVENT_LEAD_S = 2; // a click on an event jumps to this many seconds before it, to watch it happen
   const TELEPORT_UNITS = 600; // a unit that moved further between two records jumped (respawn, teleport, blink)
-  const COLORS = {
-    hero: ["#38c172", "#e3342f"],
-    creep: ["#9be3b4", "#f5a3a0"],
-    building: ["#1d7a46", "#a11f1b"],
-    ward: ["#f3c969", "#f3c969"],
-    rubble: "#4a4f57",
-    selected: "#f3c969",
-  };
-  const HERO_R = 8; // a hero's disc's radius in CSS pixels
-  const BUILDING_EVENTS = ["tower", "barracks", "shrine", "ancient"];
-  const GROUPS = [ // event log filters: [class, label, event types, shown at first]
-    ["kills", "kills & deaths", ["kill", "death"], true],
-    ["buildings", "buildings", BUILDING_EVENTS, true],
-    ["buybacks", "buybacks", ["buyback"], true],
-    ["purchases", "purchases", ["purchase"], false],
-    ["casts", "casts", ["cast"], false],
-    ["farm", "last hits & denies", ["last_hit", "deny"], false],
-  ];
-  const IS_BUILDING = new Set(["tower", "barracks_melee", "barracks_ranged", "ancient", "shrine", "fountain"]
-    .map((n) => TYPE[n]));
-  // drawing order: buildings under wards under creeps under heroes
-  const LAYER = (type) => type === TYPE.hero ? 3 : IS_BUILDING.has(type) ? 0 : type === TYPE.ward ? 1 : 2;
-
-  function index(names) {
-    const out = {};
-    names.forEach((n, i) => { out[n] = i; });
-    return out;
-  }
 
   const $ = (id) => document.getElementById(id);
   const canvas = $("map");
@@ -67,7 +40,6 @@
   let dpr = window.devicePixelRatio || 1;
   let background = null; // the map without units, drawn once per size
   let chartBase = null; // the chart without the cursor
-  let fogLayer = null; // [canvas, context]: the fog of war's darkness, drawn again every frame
   let drawn = [];
   let labels = []; // the hero labels of the last render
   const idMaps = new Array(R.length); // per record: unit id -> row (built on first use)
@@ -81,11 +53,6 @@
       if (R[mid].t <= t + 1e-9) lo = mid; else hi = mid - 1;
     }
     return lo;
-  }
-
-  function fmt(t) {
-    const s = Math.max(0, Math.floor(t + 1e-6));
-    return String(Math.floor(s / 60)).padStart(2, "0") + ":" + String(s % 60).padStart(2, "0");
   }
 
   function idMap(i) {
@@ -117,239 +84,18 @@
     timeline.style.marginLeft = CHART_LEFT + "px";
     $("keys").style.maxWidth = size + "px";
     fitLog();
-    background = drawBackground();
+    V = M.view(size, dpr);
+    background = M.background(V, canvas);
     chartBase = drawChartBase();
   }
 
-  const sx = (x) => x / MAP * size; // CSS pixels
-  const sy = (y) => size - y / MAP * size;
-  const toCanvas = (x, y) => [Math.round(sx(x) * dpr), Math.round(sy(y) * dpr)];
-
-  // ---- the map -----------------------------------------------------------------------------------------------------
-  function offscreen(like) { // a canvas of the size of `like`, its context drawing in CSS pixels
-    const off = document.createElement("canvas");
-    off.width = like.width;
-    off.height = like.height;
-    const g = off.getContext("2d");
-    g.scale(dpr, dpr);
-    return [off, g];
-  }
-
-  function drawBackground() {
-    const [off, g] = offscreen(canvas);
-    const rows = H.map.terrain, river = H.map.river, n = rows.length, cell = size / n;
-    for (let r = 0; r < n; r++) {
-      for (let c = 0; c < n; c++) {
-        g.fillStyle = rows[r][c] === "0" ? "#1e2a1a" : river[r][c] === "1" ? "#2d5a74" : "#3e4d33";
-        g.fillRect(c * cell, r * cell, cell + 0.5, cell + 0.5);
-      }
-    }
-    // the bases: a team-tinted disc around each fountain and ancient
-    for (const b of H.map.buildings) {
-      if (b.type === "ancient") {
-        g.fillStyle = b.team === 0 ? "rgba(56,193,114,0.16)" : "rgba(227,52,47,0.16)";
-        g.beginPath();
-        g.arc(sx(b.x), sy(b.y), 1500 / MAP * size, 0, 2 * Math.PI);
-        g.fill();
-      }
-    }
-    g.strokeStyle = "rgba(196,170,120,0.55)";
-    g.lineWidth = Math.max(3, 220 / MAP * size);
-    g.lineJoin = "round";
-    for (const path of Object.values(H.map.lanes)) {
-      g.beginPath();
-      path.forEach(([x, y], k) => (k ? g.lineTo(sx(x), sy(y)) : g.moveTo(sx(x), sy(y))));
-      g.stroke();
-    }
-    return off;
-  }
-
-  function visibleTo(u, team) { // is unit row u visible to team (0, 1)?
-    return u[F.team] === team || (u[F.seen_by] & (1 << team)) !== 0;
-  }
-
-  function drawFog(rec, team) {
-    const g = ctx;
-    g.save();
-    if (!fogLayer || fogLayer[0].width !== canvas.width) fogLayer = offscreen(canvas);
-    const [fog, f] = fogLayer;
-    f.globalCompositeOperation = "copy";
-    f.fillStyle = "rgba(5,7,10,0.7)";
-    f.fillRect(0, 0, size, size);
-    f.globalCompositeOperation = "destination-out";
-    f.fillStyle = "#000";
-    for (const u of rec.units) {
-      if (u[F.team] === team && u[F.alive] && u[F.vision] > 0) {
-        f.beginPath();
-        f.arc(sx(u[F.x]), sy(u[F.y]), u[F.vision] / MAP * size, 0, 2 * Math.PI);
-        f.fill();
-      }
-    }
-    g.setTransform(1, 0, 0, 1, 0, 0);
-    g.drawImage(fog, 0, 0);
-    g.restore();
-  }
-
-  function bar(g, x, y, w, frac, color) {
-    g.fillStyle = "rgba(0,0,0,0.7)";
-    g.fillRect(x - w / 2 - 1, y - 1, w + 2, 5);
-    g.fillStyle = color;
-    g.fillRect(x - w / 2, y, w * Math.max(0, Math.min(1, frac)), 3);
-  }
-
-  function buildingSide(type) { // a building's side in CSS pixels
-    return type === TYPE.ancient ? 18 : type === TYPE.fountain ? 16 : type === TYPE.tower ? 11 : type === TYPE.shrine
-      ? 9 : 10;
-  }
-
-  // draws unit row u at (px, py) CSS pixels on context g; ghost: a building out of the fog team's sight (its outline)
-  function drawUnit(g, u, px, py, ghost) {
-    const type = u[F.type], team = u[F.team];
-    const alive = u[F.alive] === 1;
-    const hpFrac = u[F.max_hp] > 0 ? u[F.hp] / u[F.max_hp] : 0;
-    if (IS_BUILDING.has(type)) {
-      const s = buildingSide(type);
-      if (!alive) {
-        g.strokeStyle = COLORS.rubble;
-        g.lineWidth = 2;
-        g.beginPath();
-        g.moveTo(px - s / 2, py - s / 2); g.lineTo(px + s / 2, py + s / 2);
-        g.moveTo(px + s / 2, py - s / 2); g.lineTo(px - s / 2, py + s / 2);
-        g.stroke();
-        return;
-      }
-      if (ghost) {
-        g.strokeStyle = COLORS.building[team];
-        g.lineWidth = 1.5;
-        g.strokeRect(px - s / 2, py - s / 2, s, s);
-        return;
-      }
-      g.fillStyle = COLORS.building[team];
-      if (type === TYPE.fountain || type === TYPE.ancient) {
-        g.beginPath();
-        g.moveTo(px, py - s / 2); g.lineTo(px + s / 2, py); g.lineTo(px, py + s / 2); g.lineTo(px - s / 2, py);
-        g.closePath();
-        g.fill();
-      } else {
-        g.fillRect(px - s / 2, py - s / 2, s, s);
-      }
-      g.strokeStyle = "rgba(0,0,0,0.8)";
-      g.lineWidth = 1;
-      g.strokeRect(px - s / 2, py - s / 2, s, s);
-      if (type !== TYPE.fountain && u[F.max_hp] > 0) {
-        bar(g, px, py - s / 2 - 6, Math.max(16, s + 6), hpFrac, hpFrac > 0.5 ? "#7ed957" : "#f0b03c");
-      }
-      return;
-    }
-    if (type === TYPE.hero) {
-      const selected = u[F.hero] === state.selected;
-      g.fillStyle = COLORS.hero[team];
-      g.beginPath();
-      g.arc(px, py, HERO_R, 0, 2 * Math.PI);
-      g.fill();
-      g.strokeStyle = selected ? COLORS.selected : "#ffffff";
-      g.lineWidth = selected ? 3 : 1.5;
-      g.stroke();
-      if (u[F.max_hp] > 0) bar(g, px, py - HERO_R - 8, 28, hpFrac, team === 0 ? "#4be08a" : "#ff5b55");
-      if (u[F.max_mana] > 0) {
-        g.fillStyle = "#3d8ef0";
-        g.fillRect(px - 14, py - HERO_R - 4, 28 * Math.max(0, Math.min(1, u[F.mana] / u[F.max_mana])), 2);
-      }
-      return;
-    }
-    if (type === TYPE.ward) {
-      g.fillStyle = COLORS.ward[team];
-      g.strokeStyle = COLORS.hero[team];
-      g.lineWidth = 1.5;
-      g.beginPath();
-      g.arc(px, py, 3.5, 0, 2 * Math.PI);
-      g.fill();
-      g.stroke();
-      return;
-    }
-    g.fillStyle = COLORS.creep[team]; // creeps: melee a circle, ranged a triangle
-    g.beginPath();
-    if (type === TYPE.creep_ranged) {
-      g.moveTo(px, py - 4); g.lineTo(px + 4, py + 3); g.lineTo(px - 4, py + 3); g.closePath();
-    } else {
-      g.arc(px, py, 3.2, 0, 2 * Math.PI);
-    }
-    g.fill();
-  }
-
-  // ---- hero labels: name and level, inside the map, clear of each other and of the heroes ----------------------
-  // A hero's label goes to the first of these places (offsets of its centre from the hero's, in CSS pixels; "side"
-  // ones beside the hero by half the label's width) where it covers no other label and no hero, and if there is
-  // none, where it covers the least; every place is moved inside the map.
-  const LABEL_H = 13, LABEL_FONT = "11px system-ui, sans-serif";
-  const LABEL_PLACES = [[0, -25], [0, 17], [1, 0], [-1, 0]];
-  for (let k = 1; k <= 4; k++) LABEL_PLACES.push([0, -25 - k * LABEL_H], [0, 17 + k * LABEL_H]);
-
-  function heroBox(px, py) { // a hero's disc and its bars: [left, top, right, bottom]
-    return [px - 15, py - HERO_R - 10, px + 15, py + HERO_R + 1];
-  }
-
-  function overlap(a, b) {
-    return Math.max(0, Math.min(a[2], b[2]) - Math.max(a[0], b[0]))
-      * Math.max(0, Math.min(a[3], b[3]) - Math.max(a[1], b[1]));
-  }
-
-  function heroLevel(rec, slot) { // the hero's level at this record (its row in the record's heroes, as in the panel)
-    const row = rec.heroes.find((h) => h[HF.slot] === slot);
-    return row ? row[HF.level] : null;
-  }
-
-  // heroes: [{slot, px, py}] in CSS pixels; obstacles: boxes a label should rather not cover (the buildings)
-  function placeLabels(g, rec, heroes, obstacles) {
-    g.font = LABEL_FONT;
-    const bodies = heroes.map((h) => heroBox(h.px, h.py));
-    const placed = [];
-    const selectedFirst = heroes.filter((h) => h.slot === state.selected)
-      .concat(heroes.filter((h) => h.slot !== state.selected));
-    for (const h of selectedFirst) {
-      const level = heroLevel(rec, h.slot);
-      const text = H.heroes[h.slot].hero + " lv" + (level === null ? "?" : level);
-      const w = Math.ceil(g.measureText(text).width) + 4;
-      let best = null, bestCost = Infinity;
-      for (const [side, dy] of LABEL_PLACES) {
-        const cx = Math.max(1 + w / 2, Math.min(size - 1 - w / 2, h.px + side * (16 + w / 2)));
-        const cy = Math.max(1 + LABEL_H / 2, Math.min(size - 1 - LABEL_H / 2, h.py + dy));
-        const box = [cx - w / 2, cy - LABEL_H / 2, cx + w / 2, cy + LABEL_H / 2];
-        let cost = 0;
-        for (const b of placed) cost += 4 * overlap(box, b.box);
-        for (const b of bodies) cost += 2 * overlap(box, b);
-        for (const b of obstacles) cost += 0.25 * overlap(box, b);
-        if (cost < bestCost - 1e-9) { best = box; bestCost = cost; }
-        if (cost === 0) break;
-      }
-      placed.push({ slot: h.slot, text: text, level: level, box: best, px: h.px, py: h.py });
-    }
-    return placed;
-  }
-
-  function drawLabels(g, placed) {
-    g.font = LABEL_FONT;
-    g.textAlign = "center";
-    g.textBaseline = "middle";
-    for (const l of placed) {
-      const [x0, y0, x1, y1] = l.box, cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
-      const nx = Math.max(x0, Math.min(x1, l.px)), ny = Math.max(y0, Math.min(y1, l.py));
-      const d = Math.hypot(nx - l.px, ny - l.py);
-      if (d > 2 * HERO_R + 6) { // far from its hero: a line from the hero's disc to it
-        g.strokeStyle = "rgba(255,255,255,0.55)";
-        g.lineWidth = 1;
-        g.beginPath();
-        g.moveTo(l.px + (nx - l.px) / d * HERO_R, l.py + (ny - l.py) / d * HERO_R);
-        g.lineTo(nx, ny);
-        g.stroke();
-      }
-      g.fillStyle = "rgba(10,12,16,0.62)";
-      g.fillRect(x0, y0, x1 - x0, y1 - y0);
-      g.fillStyle = l.slot === state.selected ? COLORS.selected : "#ffffff";
-      g.fillText(l.text, cx, cy + 0.5);
-    }
-    g.textBaseline = "alphabetic";
-  }
+  let V = M.view(size, dpr); // the whole map, in the map canvas
+  const sx = (x) => V.sx(x); // CSS pixels
+  const sy = (y) => V.sy(y);
+  const toCanvas = (x, y) => V.toCanvas(x, y);
+  const offscreen = (like) => M.offscreen(like, dpr);
+  const drawUnit = (g, u, px, py, ghost) => M.drawUnit(g, u, px, py, ghost, state.selected);
+  const buildingSide = M.buildingSide;
 
   function render() {
     const i = recordAt(state.t);
@@ -359,7 +105,7 @@
     const team = SIDES.indexOf(state.fog); // -1: everything
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.drawImage(background, 0, 0);
-    if (team >= 0) drawFog(a, team);
+    if (team >= 0) M.drawFog(ctx, canvas, V, a.units, team);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     drawn = [];
     const where = new Map();
@@ -373,7 +119,7 @@
       }
       const building = IS_BUILDING.has(u[F.type]);
       if (!u[F.alive] && !building) continue; // dead heroes are shown in the panel
-      const visible = team < 0 || visibleTo(u, team);
+      const visible = team < 0 || M.visibleTo(u, team);
       if (!visible && !building) continue;
       drawUnit(ctx, u, sx(x), sy(y), !visible);
       where.set(u[F.id], [x, y]);
@@ -389,8 +135,8 @@
       }
     }
     drawDecision(a, where);
-    const placed = placeLabels(ctx, a, heroes, buildings);
-    drawLabels(ctx, placed);
+    const placed = M.placeLabels(ctx, a, heroes, buildings, size, state.selected);
+    M.drawLabels(ctx, placed, state.selected);
     labels = placed.map((l) => ({ hero: l.slot, text: l.text, level: l.level,
       box: l.box.map((v) => Math.round(v * dpr)) }));
     canvas.dataset.time = state.t.toFixed(2);
@@ -428,27 +174,11 @@
   }
 
   // ---- the hero panel ----------------------------------------------------------------------------------------------
-  const panelRows = [];
+  let panel = null; // the shared hero panel (web/static/map.js): {rows, update(rec)}
 
   function buildPanel() {
-    const body = document.querySelector("#heroes tbody");
-    H.heroes.forEach((h) => {
-      const tr = document.createElement("tr");
-      tr.dataset.slot = h.slot;
-      const cells = {};
-      for (const k of ["hero", "level", "gold", "kda", "farm", "items", "status"]) {
-        const td = document.createElement("td");
-        td.className = k;
-        tr.appendChild(td);
-        cells[k] = td;
-      }
-      cells.hero.textContent = h.hero;
-      cells.hero.className = "hero team-" + SIDES.indexOf(h.team);
-      cells.hero.title = h.agent_id + " (" + H.agents[h.team] + ")";
-      tr.addEventListener("click", () => selectHero(state.selected === h.slot ? -1 : h.slot));
-      body.appendChild(tr);
-      panelRows.push({ tr: tr, cells: cells });
-    });
+    panel = M.heroPanel(document.querySelector("#heroes tbody"),
+      (slot) => selectHero(state.selected === slot ? -1 : slot));
   }
 
   function fitLog() { // the event log fills the window's height below the hero panel
@@ -457,29 +187,13 @@
   }
 
   function updatePanel(rec) {
-    for (const row of rec.heroes) {
-      const slot = row[HF.slot], p = panelRows[slot], c = p.cells;
-      c.level.textContent = row[HF.level];
-      c.gold.textContent = row[HF.gold];
-      c.kda.textContent = row[HF.kills] + "/" + row[HF.deaths] + "/" + row[HF.assists];
-      c.farm.textContent = row[HF.last_hits] + "/" + row[HF.denies];
-      c.items.textContent = row[HF.items].map((k) => H.items[k].replace(/_/g, " ")).join(", ");
-      const dead = row[HF.respawn_s] > 0;
-      p.tr.classList.toggle("dead", dead);
-      const d = rec.model && rec.model[H.heroes[slot].agent_id];
-      let status = dead ? "dead, back in " + Math.ceil(row[HF.respawn_s]) + " s" : "";
-      if (d) {
-        status += (status ? "; " : "") + (d.win_prob === null ? "" : "win " + Math.round(100 * d.win_prob) + "% ")
-          + d.action;
-      }
-      c.status.textContent = status;
-    }
+    panel.update(rec);
     fitLog(); // the panel's height changes with the items
   }
 
   function selectHero(slot) {
     state.selected = slot;
-    panelRows.forEach((p, k) => p.tr.classList.toggle("selected", k === slot));
+    panel.rows.forEach((p, k) => p.tr.classList.toggle("selected", k === slot));
     render();
   }
 
@@ -488,37 +202,13 @@
   const logItems = [];
   let currentItem = null;
 
-  function heroName(slot) { return slot === null || slot === undefined || slot < 0 ? null : H.heroes[slot].hero; }
-
-  function describe(e) {
-    const who = heroName(e.hero);
-    const lane = e.lane ? " " + e.lane : "";
-    switch (e.type) {
-      case "kill": return [who + " killed " + heroName(e.victim), H.heroes[e.hero].team];
-      case "death": return [heroName(e.victim) + " died to a " + (e.killer_type || "?").replace("_", " "),
-        SIDES[1 - SIDES.indexOf(H.heroes[e.victim].team)]];
-      case "last_hit": return [who + " last hit a " + e.unit_type.replace("_", " "), H.heroes[e.hero].team];
-      case "deny": return [who + " denied a " + e.unit_type.replace("_", " "), H.heroes[e.hero].team];
-      case "tower": case "barracks": case "shrine": case "ancient": {
-        const what = e.type === "tower" ? "T" + e.tier + lane + " tower"
-          : (e.type === "barracks" ? lane.trim() + " " : "") + e.type;
-        return [SIDES[e.team] + " " + what + " destroyed" + (who ? " (last hit " + who + ")" : ""), SIDES[1 - e.team]];
-      }
-      case "buyback": return [who + " bought back", H.heroes[e.hero].team];
-      case "purchase": return [who + " bought " + e.item.replace(/_/g, " "), H.heroes[e.hero].team];
-      case "cast": return [who + " cast " + e.ability.replace(/_/g, " "), H.heroes[e.hero].team];
-      default: return [e.type, null];
-    }
-  }
-
   function buildLog() {
-    const group = {};
-    GROUPS.forEach(([cls, , types]) => types.forEach((t) => { group[t] = cls; }));
+    const group = M.eventGroups();
     const log = $("log");
     const frag = document.createDocumentFragment();
     for (const rec of R) {
       for (const e of rec.events) {
-        const [text, side] = describe(e);
+        const [text, side] = M.describe(e);
         const li = document.createElement("li");
         li.className = group[e.type] + (side ? " team-" + SIDES.indexOf(side) : "");
         li.dataset.t = e.t;

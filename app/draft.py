@@ -34,7 +34,8 @@ def names(text: str) -> list[str]:
 def parse_args(argv=None):
     from policies.draft.lineups import DEFAULT_CACHE_DIR, DEFAULT_MODEL, DEFAULT_POOL
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--model", default=DEFAULT_MODEL, help=f"a 5v5 model, model:PATH or PATH (default {DEFAULT_MODEL})")
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help="a 5v5 model, model:PATH or PATH (default: the shipped models/five_5v5_kickstart)")
     p.add_argument("--pool", default=",".join(DEFAULT_POOL), help="comma-separated heroes (default: DEFAULT_POOL)")
     p.add_argument("--first", default=TEAM_NAMES[0], help="the side that picks first (radiant or dire)")
     p.add_argument("--picks", default="", help="comma-separated picks so far, in turn order: HERO or SIDE:HERO")

@@ -55,9 +55,9 @@ async def serve(args, ready=None) -> None:
             ready(url)
         await stop.wait()
     finally:
+        await runner.cleanup()  # the handlers stay while it stops the games: a second Ctrl-C changes nothing
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)
-        await runner.cleanup()
 
 
 def main(argv=None) -> int:
@@ -66,6 +66,8 @@ def main(argv=None) -> int:
         asyncio.run(serve(args))
     except OSError as e:
         return print_error(f"--host {args.host} --port {args.port}: cannot listen there ({e.strerror})")
+    except KeyboardInterrupt:  # a Ctrl-C in the instant after the server stopped listening for it
+        pass
     print("openfive web server stopped", flush=True)
     return 0
 

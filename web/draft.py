@@ -259,10 +259,22 @@ async def state(request: web.Request) -> web.Response:
     return web.json_response(await loop.run_in_executor(None, service.state, pool, first, picks))
 
 
-def add_draft_routes(app: web.Application, service: DraftService | None = None) -> DraftService:
+def add_draft_routes(app: web.Application, service: DraftService | None = None) -> DraftService | None:
     """Adds the draft page's routes to `app`, served by `service` (default: DraftService() of the best shipped 5v5
-    model, models/five_5v5_kickstart); returns the service. Its scoring thread stops with the app."""
-    service = service if service is not None else DraftService()
+    model, models/five_5v5_kickstart); returns the service. Its scoring thread stops with the app. A default model
+    that cannot be loaded leaves the rest of the server running: /draft and its API then answer 503 with the reason."""
+    if service is None:
+        try:
+            service = DraftService()
+        except (ValueError, OSError) as e:
+            reason = f"the draft is unavailable: {e}"
+
+            async def unavailable(request: web.Request) -> web.Response:
+                return _error(503, reason)
+            for path in ("/draft", "/draft/static/{name}", "/draft/api/setup"):
+                app.router.add_get(path, unavailable)
+            app.router.add_post("/draft/api/state", unavailable)
+            return None
     app[SERVICE_KEY] = service
     app.router.add_get("/draft", page)
     app.router.add_get("/draft/static/{name}", asset)

@@ -48,7 +48,9 @@ MAX_POOL = 14  # 252,252 lineups; 15 heroes would be 756,756
 DEFAULT_POOL = ("blademaster", "marksman", "phantom", "frost_mage", "storm_spirit", "flame_lord", "berserker",
                 "tidal_giant", "sand_warden", "frost_priestess", "grave_keeper", "war_priest")
 DEFAULT_CACHE_DIR = os.path.join("results", "draft_cache")
-DEFAULT_MODEL = "models/five_5v5_kickstart"  # the best shipped 5v5 agent (its card: TrueSkill 26.0)
+# the best shipped 5v5 agent (its card: TrueSkill 26.0), found from any working directory
+DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "models",
+                             "five_5v5_kickstart")
 
 
 # ---- pools and lineups -----------------------------------------------------------------------------------------------

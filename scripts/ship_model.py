@@ -24,10 +24,10 @@ import shlex
 import sys
 import time
 
+from policies.league.references import MODELS_DIR
 from training.cli import user_errors
 
 
-MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")
 EVAL_SEED = 2_000_000  # the card's games: seeds far from training's and the learning benchmark's
 
 

@@ -45,7 +45,6 @@ GRACE_S = 30.0  # how long a game waits, paused, for its page to come back
 HEARTBEAT_S = 15.0  # websocket pings: a page whose connection died is noticed within about this long
 MAX_FRAME_BYTES = 64 * 1024  # a bigger websocket message closes the socket (a page's messages are tiny)
 DEFAULT_REPLAY_DIR = os.path.join("results", "play")
-MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models")  # shipped agents
 HUMAN = "human"  # the human's name in a replay's header
 
 
@@ -272,7 +271,7 @@ PLAY = web.AppKey("play", PlayServer)
 
 def shipped_models() -> list[dict]:
     """The agents of models/ (scripts/ship_model.py), each {"spec": "model:PATH", "mode", "name"}."""
-    from policies.league.references import MODEL_PREFIX
+    from policies.league.references import MODEL_PREFIX, MODELS_DIR
     out = []
     for card in sorted(glob.glob(os.path.join(MODELS_DIR, "*", "card.json"))):
         try:

@@ -35,6 +35,7 @@ import numpy as np
 from moba.env.moba_env import MobaEnv
 from moba.game.heroes import HERO_INDEX, HEROES
 from moba.game.teams import MODE_5V5, TEAM_SIZE, agent_ids, side_of_agent
+from policies.league.references import MODELS_DIR
 
 DRAFT_MODE = MODE_5V5  # Five app. D.2 drafts 5v5 lineups
 TEAM = TEAM_SIZE[DRAFT_MODE]
@@ -48,9 +49,7 @@ MAX_POOL = 14  # 252,252 lineups; 15 heroes would be 756,756
 DEFAULT_POOL = ("blademaster", "marksman", "phantom", "frost_mage", "storm_spirit", "flame_lord", "berserker",
                 "tidal_giant", "sand_warden", "frost_priestess", "grave_keeper", "war_priest")
 DEFAULT_CACHE_DIR = os.path.join("results", "draft_cache")
-# the best shipped 5v5 agent (its card: TrueSkill 26.0), found from any working directory
-DEFAULT_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "models",
-                             "five_5v5_kickstart")
+DEFAULT_MODEL = os.path.join(MODELS_DIR, "five_5v5_kickstart")  # the best shipped 5v5 agent (its card: TrueSkill 26.0)
 
 
 # ---- pools and lineups -----------------------------------------------------------------------------------------------

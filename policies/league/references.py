@@ -81,6 +81,8 @@ def reference_ratings(refs: dict) -> dict:
 
 
 # ---- agents and games ------------------------------------------------------------------------------------------------
+# the shipped agents (scripts/ship_model.py writes them; "model:models/NAME"), found from any working directory
+MODELS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "models")
 MODEL_PREFIX = "model:"  # an agent named "model:PATH" is the module checkpoint at PATH (a bare path works too)
 AGENT_SPEC_HELP = (f"{MODEL_PREFIX}PATH or PATH of a checkpoint: a run's checkpoint_NNNNNN directory, an RLModule "
                    f"checkpoint directory (python -m app.pretrain --out) or a shipped model (models/NAME)")

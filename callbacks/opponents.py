@@ -3,9 +3,12 @@ agents are pulled from the runners, the curriculum (``OpponentsCallback.curricul
 the current level is pushed to the runners, a row per opponent goes to ``<trial dir>/opponents.csv`` (iteration,
 opponent, share, games, wins, draws, win rate) and a summary to ``result["opponents"]``.
 
-The curriculum's state is saved with the learner's state (``FivePPOLearner.curriculum_state``), so that every
-checkpoint has it; restoring a checkpoint reads it back and pushes its level to the runners: ``--resume`` continues at
-the same level."""
+With Jump-Start RL (``opponents.jump_start``) the same games move its stages (``OpponentsCallback.jump_start``,
+policies/league/jump_start.py), and the current stage's hand-over time is pushed to the runners.
+
+The curriculum's and Jump-Start RL's states are saved with the learner's state (``FivePPOLearner.curriculum_state``,
+``jump_start_state``), so that every checkpoint has them; restoring a checkpoint reads them back and pushes the level
+and the hand-over to the runners: ``--resume`` continues at the same level and stage."""
 from __future__ import annotations
 
 import math
@@ -14,9 +17,11 @@ from collections import defaultdict
 from ray.rllib.utils.annotations import override
 
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum
+from policies.league.jump_start import JumpStart
 from policies.league.ratings import DRAW, WIN
 from training.csv_files import append_csv_rows
-from training.opponents import CSV_NAME, CSV_COLUMNS, collect_from_runner, has_opponent_mix, install_level
+from training.opponents import (CSV_NAME, CSV_COLUMNS, collect_from_runner, has_opponent_mix, install_handover,
+                                install_level)
 from training.settings import run_settings
 from callbacks.trial_files import TrialFilesCallback
 
@@ -30,24 +35,31 @@ class OpponentsCallback(TrialFilesCallback):
     def __init__(self):
         super().__init__()
         self.curriculum: Curriculum | None = None  # on the driver, when the opponents mix has a curriculum
+        self.jump_start: JumpStart | None = None  # on the driver, with opponents.jump_start
 
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
         cur = run_settings(algorithm.config).opponents.curriculum
         if cur.share > 0:
             self.curriculum = Curriculum(list(cur.ladder), cur.window, cur.promote_at, cur.demote_at)
+        js = run_settings(algorithm.config).opponents.jump_start
+        if js.guide is not None:
+            self.jump_start = JumpStart(js.opponent, js.guide, js.handover_s, js.window, js.promote_at)
 
     @override(TrialFilesCallback)
     def on_checkpoint_loaded(self, *, algorithm, **kwargs):
         super().on_checkpoint_loaded(algorithm=algorithm, **kwargs)
         cur = run_settings(algorithm.config).opponents.curriculum
-        if not cur.share > 0:
-            return
-        results = algorithm.learner_group.foreach_learner(lambda learner: learner.curriculum_state)
-        state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)
-        if state:
-            self.curriculum = Curriculum.from_state_dict(state, list(cur.ladder), cur.demote_at)
-            self.push_level(algorithm)
+        if cur.share > 0:
+            state = learner_state(algorithm, lambda learner: learner.curriculum_state)
+            if state:
+                self.curriculum = Curriculum.from_state_dict(state, list(cur.ladder), cur.demote_at)
+                self.push_level(algorithm)
+        if self.jump_start is not None:
+            state = learner_state(algorithm, lambda learner: learner.jump_start_state)
+            if state:
+                self.jump_start.load_state_dict(state)
+                self.push_handover(algorithm)
 
     @override(TrialFilesCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
@@ -56,7 +68,7 @@ class OpponentsCallback(TrialFilesCallback):
             return
         it = algorithm.iteration
         collected = algorithm.env_runner_group.foreach_env_runner(collect_from_runner, local_env_runner=True)
-        curriculum = self.curriculum
+        curriculum, jump_start = self.curriculum, self.jump_start
         level_before = curriculum.level if curriculum is not None else None
         played = {}  # opponent -> {WIN: n, DRAW: n, LOSS: n}, games in the order they were collected
         for part in collected:
@@ -64,12 +76,18 @@ class OpponentsCallback(TrialFilesCallback):
                 played.setdefault(name, defaultdict(int))[score] += 1
                 if curriculum is not None:
                     curriculum.record(name, score, it)
+                if jump_start is not None:
+                    jump_start.record(name, score, it)
         shares = settings.opponents.shares(settings.league)
         if curriculum is not None:
             shares[curriculum.current] = shares.get(curriculum.current, 0.0) + shares.pop(CURRICULUM, 0.0)
             self.push_level(algorithm)
             state = curriculum.state_dict()
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_curriculum_state(state))
+        if jump_start is not None:
+            self.push_handover(algorithm)
+            js_state = jump_start.state_dict()
+            algorithm.learner_group.foreach_learner(lambda learner: learner.set_jump_start_state(js_state))
         rows, summary = [], {}
         for name in sorted(set(played) | {k for k in shares if k not in (SELF, LEAGUE)}):
             counts = played.get(name, {})
@@ -88,9 +106,25 @@ class OpponentsCallback(TrialFilesCallback):
             **({"curriculum_level": curriculum.level, "curriculum_agent": curriculum.current,
                 "curriculum_window_win_rate": curriculum.window_win_rate(),
                 "curriculum_level_changed": curriculum.level != level_before} if curriculum is not None else {}),
+            **({"jump_start_handover_s": jump_start.current_handover_s,
+                "jump_start_stage": jump_start.curriculum.level,
+                "jump_start_window_win_rate": jump_start.curriculum.window_win_rate()}
+               if jump_start is not None else {}),
         }
+
+    def push_handover(self, algorithm):
+        """Jump-Start RL's current hand-over time to every env runner."""
+        handover_s = self.jump_start.current_handover_s
+        algorithm.env_runner_group.foreach_env_runner(lambda er: install_handover(er, handover_s),
+                                                      local_env_runner=True)
 
     def push_level(self, algorithm):
         """The curriculum's current agent to every env runner."""
         agent = self.curriculum.current
         algorithm.env_runner_group.foreach_env_runner(lambda er: install_level(er, agent), local_env_runner=True)
+
+
+def learner_state(algorithm, read):
+    """The first learner's state that `read(learner)` returns (None if none has one)."""
+    results = algorithm.learner_group.foreach_learner(read)
+    return next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)

@@ -102,10 +102,13 @@ def test_fixed_agents_play_inside_the_runner_and_never_become_training_data(ray_
 
 def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpoint(ray_session, no_home_results,
                                                                                     tmp_path):
+    """The curriculum, and Jump-Start RL's stages (on the games against "random", guided by scripted_1) beside it."""
     cfg = tiny_smoke(resources__num_env_runners=1,
                      opponents__curriculum={"share": 0.5, "ladder": ["noop", "random", "scripted_1"], "window": 3,
                                             "promote_at": 0.5},
-                     opponents__fixed={"random": 0.25}, opponents__time_limit_outcome="points")
+                     opponents__fixed={"random": 0.25}, opponents__time_limit_outcome="points",
+                     opponents__jump_start={"guide": "scripted_1", "opponent": "random", "handover_s": [2.0, 0.0],
+                                            "window": 1000})
     algo = build_algo(cfg)
     try:
         seen = []
@@ -115,26 +118,34 @@ def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpo
             mix, level = r["opponents"]["mix"], r["opponents"]["curriculum_agent"]
             assert mix[SELF] == pytest.approx(0.25) and sum(mix.values()) == pytest.approx(1.0)
             assert mix[level] >= 0.5 and mix["random"] >= 0.25  # the curriculum's share goes to the current level
+            assert r["opponents"]["jump_start_handover_s"] == 2.0
         assert sum(s["fixed_games"] for s in seen) >= 3  # games against fixed agents ended and were counted
         with open(os.path.join(algo.logdir, "opponents.csv")) as f:
             rows = list(csv.DictReader(f))
-        assert {r["opponent"] for r in rows} >= {"random"}
+        assert {r["opponent"] for r in rows} >= {"random (guided to 2 s)"}  # the first stage's games
         assert sum(int(r["games"]) for r in rows) == sum(s["fixed_games"] for s in seen)
         # the driver's level reaches the runners (set by hand here: promotions need wins)
         OpponentsCallback.of(algo).curriculum.level = 2
+        OpponentsCallback.of(algo).jump_start.curriculum.level = 1  # and Jump-Start RL's last stage: no guide
         algo.train()
         assert algo.env_runner_group.foreach_env_runner(
             lambda er: er.matchups.opponents.level_agent, local_env_runner=False) == ["scripted_1"]
+        assert algo.env_runner_group.foreach_env_runner(
+            lambda er: er.matchups.opponents.handover_s, local_env_runner=False) == [0.0]
         path = str(tmp_path / "ckpt")
         algo.save_checkpoint(path)
         state = OpponentsCallback.of(algo).curriculum.state_dict()
+        js_state = OpponentsCallback.of(algo).jump_start.state_dict()
     finally:
         algo.stop()
     restored = build_algo(cfg)
     try:
         restored.load_checkpoint(path)
         assert OpponentsCallback.of(restored).curriculum.state_dict() == state
+        assert OpponentsCallback.of(restored).jump_start.state_dict() == js_state
         assert restored.env_runner_group.foreach_env_runner(
             lambda er: er.matchups.opponents.level_agent, local_env_runner=False) == ["scripted_1"]
+        assert restored.env_runner_group.foreach_env_runner(
+            lambda er: er.matchups.opponents.handover_s, local_env_runner=False) == [0.0]
     finally:
         restored.stop()

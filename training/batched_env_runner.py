@@ -36,8 +36,12 @@ game metrics (callbacks/metrics.GameTally) and RLlib's own episode and step coun
 through ``env.envs`` as with the classic runner. With an agent as the kickstart teacher (``init.teacher:
 scripted_3``, policies/learning/kickstart.py) each game also runs that agent in shadow on "main"'s heroes from the
 game's start, and each step of "main" carries the agent's action (``TEACHER_ACTION``) while the kickstart loss is
-on. Only ``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what training uses);
-evaluation games are played outside RLlib's env runners.
+on. With Jump-Start RL (``opponents.jump_start``, policies/league/jump_start.py) a game against its opponent starts
+with the guide agent playing "main"'s heroes up to the matchup's hand-over time: "main" runs its forward pass on every
+step (its LSTM state follows the game), but the guide's actions are played, and the guided steps are dropped from
+the data (a chunk cut at the hand-over, kept only as the next chunk's lookback), so that only "main"'s own steps
+reach the learner. Only ``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what
+training uses); evaluation games are played outside RLlib's env runners.
 """
 from __future__ import annotations
 
@@ -61,8 +65,10 @@ from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SA
                                      NUM_MODULE_STEPS_SAMPLED, NUM_MODULE_STEPS_SAMPLED_LIFETIME, SAMPLE_TIMER,
                                      TIME_BETWEEN_SAMPLING, WEIGHTS_SEQ_NO)
 
+from moba.game.constants import TICKS_PER_SECOND
 from moba.game.teams import NO_WINNER, side_of_agent
 from policies.learning.advantages import BOOTSTRAP_VALUE
+from policies.league.jump_start import handover_steps
 from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, agent_teacher, label
 from policies.model.five_module import WIN_PROB
 from policies.model.module_ids import MAIN
@@ -108,10 +114,11 @@ class _Game:
         self.needs_reset = False
 
     def start(self, obs: dict, infos: dict, matchup: dict | None, initial_state: dict, fixed_agent=None,
-              teacher=None):
+              teacher=None, guide=None, guide_steps: int = 0):
         """A new game: its first observations, its matchup (None: "main" plays every hero; a league matchup names the
-        slot module of the other side; a fixed-agent matchup comes with `fixed_agent`, which plays that side) and
-        the kickstart's agent teacher (None: none), which labels "main"'s heroes in shadow."""
+        slot module of the other side; a fixed-agent matchup comes with `fixed_agent`, which plays that side), the
+        kickstart's agent teacher (None: none), which labels "main"'s heroes in shadow, and Jump-Start RL's guide
+        (None: none), which plays "main"'s heroes for the game's first `guide_steps` steps."""
         self.obs, self.needs_reset = obs, False
         # the game's and its heroes' ids; each chunk's episode ids add the chunk's number (chunk_id): unique per chunk
         self.game_id = uuid.uuid4().hex
@@ -129,6 +136,9 @@ class _Game:
         self.teacher = teacher
         if teacher is not None:
             teacher.reset(self.main_agents)
+        self.guide, self.guide_steps = guide, guide_steps if guide is not None else 0
+        if guide is not None:
+            guide.reset(self.main_agents)
         self.state = {a: {k: np.array(v) for k, v in initial_state[self.module_of[a]].items()}
                       for a in self.agents if self.module_of[a] != FIXED_AGENT}
         self.t = 0  # env steps of this game
@@ -140,6 +150,17 @@ class _Game:
         self.lookback = 0
         self.buf = {a: {"obs": [obs[a]], "infos": [infos.get(a, {})], "actions": [], "rewards": [],
                         "emo": defaultdict(list)} for a in self.main_agents}
+
+
+    @property
+    def guided(self) -> bool:
+        """Whether the next step is the guide's (Jump-Start RL)."""
+        return self.t < self.guide_steps
+
+    @property
+    def chunk_guided(self) -> bool:
+        """Whether the current chunk's steps are the guide's (they never become training data)."""
+        return self.t0 < self.guide_steps
 
 
 class _Boot:
@@ -167,6 +188,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         settings = run_settings(self.config)
         self._teacher_name = agent_teacher(settings.init.teacher)
         self._teacher_labels = self._teacher_name is not None
+        self._frameskip = settings.frameskip  # game ticks per step (Jump-Start RL's hand-over step)
         # ppo.staleness 1: the next batch is sampled in a thread while the learner trains (see sample())
         self._sample_ahead = settings.ppo.staleness > 0
         self._ahead_args = None  # the arguments of the batch to sample ahead once the current call returns
@@ -277,9 +299,10 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             for g in self._games:
                 if g.needs_reset:  # a game that ended last step: reset now, stepped from the next step on
                     obs, infos = g.env.reset()
-                    g.start(obs, infos, g.matchup, self._initial_states(), self._fixed_agent(g.matchup),
-                            self._teacher())
+                    self._start_game(g, obs, infos, g.matchup, self._initial_states())
                 else:
+                    if g.chunk_guided and not g.guided:  # the hand-over: the guide's steps are dropped
+                        self._next_chunk(g)
                     running.append(g)
             if not running:
                 continue
@@ -309,6 +332,14 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         return done + chunks
 
     # ---- games ----------------------------------------------------------------------------------------------------
+    def _start_game(self, g: _Game, obs: dict, infos: dict, matchup: dict | None, initial: dict):
+        """Starts game `g` with its matchup's fixed agent, guide (Jump-Start RL) and the kickstart's teacher."""
+        guide, guide_steps = None, 0
+        if matchup is not None and "guide" in matchup:
+            guide = self.matchups.opponents.make_agent({"agent": matchup["guide"], "seed": matchup["seed"]})
+            guide_steps = handover_steps(matchup["guide_until_s"], self._frameskip, TICKS_PER_SECOND)
+        g.start(obs, infos, matchup, initial, self._fixed_agent(matchup), self._teacher(), guide, guide_steps)
+
     def _fixed_agent(self, matchup: dict | None):
         """The agent of a fixed-agent matchup (callbacks/opponents.py), None for any other."""
         if matchup is None or "agent" not in matchup:
@@ -340,8 +371,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             self._games = [_Game(i, env) for i, env in enumerate(self.env.envs)]
         initial = self._initial_states()
         for g in self._games:
-            matchup = game_started(self, g.index)
-            g.start(obs[g.index], infos[g.index], matchup, initial, self._fixed_agent(matchup), self._teacher())
+            self._start_game(g, obs[g.index], infos[g.index], game_started(self, g.index), initial)
 
     def _env_step_failed(self, error: Exception):
         """RLlib's handling of a failed env step (EnvRunner._try_env_step): with restart_failed_sub_environments the
@@ -381,6 +411,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                 labels = g.teacher.act({a: g.obs[a] for a in g.main_agents}) if self._teacher_labels else {}
                 for a in g.main_agents:
                     g.buf[a]["emo"][TEACHER_ACTION].append(label(labels[a]) if a in labels else NOOP_LABEL)
+        guided = [g for g in games if g.guided]  # Jump-Start RL: the guide plays "main"'s heroes (after its forward)
         for mid, who in rows.items():
             module = self.module[mid]
             with torch.inference_mode():  # lighter than no_grad: the outputs only become numpy arrays
@@ -410,6 +441,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     emo[WEIGHTS_SEQ_NO].append(self._weights_seq_no)
                     if dist_inputs is not None:
                         emo[Columns.ACTION_DIST_INPUTS].append(dist_inputs[i])
+        for g in guided:
+            actions[g.index].update(g.guide.act({a: g.obs[a] for a in g.main_agents}))
         return actions
 
     def _set_bootstrap_values(self, pending: list):
@@ -437,8 +470,10 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self._tally.add_step(infos, g.record)
 
     def _finish_game(self, g: _Game, terminated: bool) -> list:
-        """The finished game's last chunks, its metrics and league result; a new matchup for the env's next game."""
-        episodes = [self._episode(g, a, terminated=terminated, truncated=not terminated) for a in g.main_agents]
+        """The finished game's last chunks (none when the guide played them), its metrics and league result; a new
+        matchup for the env's next game."""
+        episodes = [] if g.chunk_guided else [self._episode(g, a, terminated=terminated, truncated=not terminated)
+                                              for a in g.main_agents]
         for a, episode in zip(g.main_agents, episodes):
             if terminated:
                 episode.custom_data[BOOTSTRAP_VALUE] = 0.0  # no state after a terminal one
@@ -480,22 +515,27 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
     def _cut_chunks(self) -> list:
         """The chunks of the games still playing, each continued by a new chunk with the lookback of RLlib's cut."""
         out = []
-        keep = self.config.episode_lookback_horizon
         for g in self._games:
             if g.needs_reset or g.t == g.t0:  # finished (already returned) or not stepped since the chunk began
                 continue
-            for a in g.main_agents:
-                out.append(self._episode(g, a))
-                self._pending_bootstrap.append((out[-1], _Boot(a, g.obs[a], g.state[a])))
-                b = g.buf[a]
-                n = min(keep, g.t)  # steps of lookback the next chunk keeps
-                b["obs"], b["infos"] = b["obs"][-(n + 1):], b["infos"][-(n + 1):]
-                b["actions"], b["rewards"] = b["actions"][-n:] if n else [], b["rewards"][-n:] if n else []
-                b["emo"] = defaultdict(list, {k: v[-n:] if n else [] for k, v in b["emo"].items()})
-            g.lookback = min(keep, g.t)
-            g.t0 = g.t
-            g.chunk += 1
+            if not g.chunk_guided:  # the guide's steps (Jump-Start RL) are dropped
+                for a in g.main_agents:
+                    out.append(self._episode(g, a))
+                    self._pending_bootstrap.append((out[-1], _Boot(a, g.obs[a], g.state[a])))
+            self._next_chunk(g)
         return out
+
+    def _next_chunk(self, g: _Game):
+        """Begins game `g`'s next chunk at its current step, with the lookback of RLlib's cut."""
+        n = min(self.config.episode_lookback_horizon, g.t)  # steps of lookback the next chunk keeps
+        for a in g.main_agents:
+            b = g.buf[a]
+            b["obs"], b["infos"] = b["obs"][-(n + 1):], b["infos"][-(n + 1):]
+            b["actions"], b["rewards"] = b["actions"][-n:] if n else [], b["rewards"][-n:] if n else []
+            b["emo"] = defaultdict(list, {k: v[-n:] if n else [] for k, v in b["emo"].items()})
+        g.lookback = n
+        g.t0 = g.t
+        g.chunk += 1
 
     def _log_counts(self, env_ts: int, steps_by_agent: dict, steps_by_module: dict):
         """RLlib's step counts of the sample, logged once instead of per step (the same sums)."""

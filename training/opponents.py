@@ -8,11 +8,15 @@ past version goes through the league (training/league_play.py, its slots and qua
 agent (the curriculum's current level, or an agent named in ``fixed``) gets the matchup {"agent": name, "side": side,
 "seed": seed}, and the runner builds that agent and lets it play the side's heroes: its steps never become training
 data. Finished games against fixed agents are kept as (name, main's score) until the driver collects them
-(callbacks/opponents.py: ``collect_from_runner``, ``install_level``)."""
+(callbacks/opponents.py: ``collect_from_runner``, ``install_level``). With Jump-Start RL (``opponents.jump_start``,
+policies/league/jump_start.py) a game against its opponent also names the guide that plays "main"'s heroes and the
+stage's hand-over time ({"guide", "guide_until_s"}), and its result is kept under the stage's label; the driver pushes
+the current stage's hand-over (``install_handover``)."""
 from __future__ import annotations
 
 from moba.game.teams import TEAM_NAMES
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, OpponentMix
+from policies.league.jump_start import stage_label
 from training import league_play
 from training.settings import RunSettings, run_settings
 
@@ -36,6 +40,9 @@ class RunnerOpponents:
         self.ladder = list(opponents.curriculum.ladder) if opponents.curriculum.share > 0 else []
         self.level_agent = self.ladder[0] if self.ladder else None
         self.time_limit_outcome = opponents.time_limit_outcome
+        # Jump-Start RL: its settings (None: off) and the current stage's hand-over time, pushed by the driver
+        self.jump_start = opponents.jump_start if opponents.jump_start.guide is not None else None
+        self.handover_s = self.jump_start.handover_s[0] if self.jump_start is not None else 0.0
         self.seed = seed
         self.games = 0
         self.results: list[tuple[str, float]] = []
@@ -45,7 +52,10 @@ class RunnerOpponents:
         name = self.level_agent if kind == CURRICULUM else kind
         self.games += 1
         side = TEAM_NAMES[int(self.mix.rng.random() >= 0.5)]
-        return {"agent": name, "side": side, "seed": self.seed * 100_003 + self.games}
+        matchup = {"agent": name, "side": side, "seed": self.seed * 100_003 + self.games}
+        if self.jump_start is not None and name == self.jump_start.opponent and self.handover_s > 0:
+            matchup.update(guide=self.jump_start.guide, guide_until_s=self.handover_s)
+        return matchup
 
     def make_agent(self, matchup: dict):
         """The agent of a fixed-agent matchup (a module checkpoint is loaded once per runner)."""
@@ -115,8 +125,9 @@ def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, ra
     league_play.game_ended(env_runner, env_index, None if fixed else matchup, winner, raw_returns, objective)
     if fixed:
         opp = runner_opponents(env_runner)
-        opp.results.append((matchup["agent"], league_play.main_score(winner, raw_returns, matchup["side"],
-                                                                     opp.time_limit_outcome, objective)))
+        name = stage_label(matchup["agent"], matchup.get("guide_until_s", 0.0))  # the agent's name when unguided
+        opp.results.append((name, league_play.main_score(winner, raw_returns, matchup["side"],
+                                                         opp.time_limit_outcome, objective)))
 
 
 def collect_from_runner(env_runner) -> list:
@@ -128,4 +139,11 @@ def install_level(env_runner, agent: str) -> None:
     opp = runner_opponents(env_runner)
     if opp is not None:
         opp.level_agent = agent
+
+
+def install_handover(env_runner, handover_s: float) -> None:
+    """Jump-Start RL's current hand-over time, for the games that start from now on."""
+    opp = runner_opponents(env_runner)
+    if opp is not None:
+        opp.handover_s = float(handover_s)
 

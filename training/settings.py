@@ -38,6 +38,7 @@ from moba.env.rewards import TEAM_SPIRIT
 from moba.game.constants import DEFAULT_FRAMESKIP
 from policies.agents.ladder import LADDER
 from policies.league.curriculum import CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_WINDOW, LEAGUE, SELF
+from policies.league.jump_start import JUMP_START_HANDOVER_S, JUMP_START_PROMOTE_AT, JUMP_START_WINDOW
 from policies.league.pool import PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS
 from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCOMES
 from policies.league.references import references_outcome_rule
@@ -430,12 +431,53 @@ class CurriculumSettings(_Section):
 
 
 @dataclass(frozen=True)
+class JumpStartSettings(_Section):
+    """Jump-Start RL (policies/league/jump_start.py): in the games against ``opponent``, the ``guide`` agent plays
+    "main"'s heroes up to the current stage's hand-over time, and "main" the rest."""
+    guide: str | None = None  # an agent name or model:PATH; None: off
+    opponent: str = "scripted_3"  # whose games start with the guide: an agent of opponents.fixed or the ladder
+    handover_s: tuple = JUMP_START_HANDOVER_S  # the stages' hand-over times in game seconds, latest first
+    window: int = JUMP_START_WINDOW  # the last games at the current stage that decide a move
+    promote_at: float = JUMP_START_PROMOTE_AT  # win rate over the window that moves the hand-over earlier
+
+    @classmethod
+    def from_dict(cls, d, key: str = "opponents.jump_start", fixed: dict | None = None,
+                  ladder: tuple = ()) -> "JumpStartSettings":
+        """`fixed` and `ladder`: the run's fixed agents and curriculum ladder (the opponent must be played)."""
+        from policies.league.references import agent_path
+        js = cls._checked(d, key)
+        if js["guide"] is not None:
+            for k in ("guide", "opponent"):
+                if not isinstance(js[k], str):
+                    _bad(f"{key}.{k}", f"must be an agent name or model:PATH, got {js[k]!r}")
+                try:
+                    agent_path(js[k])
+                except ValueError as e:
+                    _bad(f"{key}.{k}", str(e))
+            played = sorted(set(fixed or {}) | set(ladder))
+            if js["opponent"] not in played:
+                _bad(f"{key}.opponent", f"{js['opponent']!r} is not played: it must be one of opponents.fixed or the "
+                                        f"curriculum's ladder ({played})")
+            h = js["handover_s"]
+            if not h or any(isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in h) \
+                    or any(a <= b for a, b in zip(h, h[1:])):
+                _bad(f"{key}.handover_s", f"must be a non-empty list of game seconds >= 0, latest first (strictly "
+                                          f"decreasing), got {h!r}")
+            if js["window"] < 1:
+                _bad(f"{key}.window", f"must be >= 1, got {js['window']}")
+            if not 0.0 < js["promote_at"] <= 1.0:
+                _bad(f"{key}.promote_at", f"must be in (0, 1], got {js['promote_at']}")
+        return cls(**{**js, "handover_s": tuple(float(x) for x in js["handover_s"])})
+
+
+@dataclass(frozen=True)
 class OpponentSettings(_Section):
     """Training opponents beyond self-play (callbacks/opponents.py). Self-play gets the share left by the league
     (league.past_fraction when league.enabled), the fixed agents and the curriculum."""
     # agent (a name of policies/agents/by_name.AGENTS, or model:PATH of a module checkpoint) -> share of games
     fixed: dict = field(default_factory=dict)
     curriculum: CurriculumSettings = field(default_factory=CurriculumSettings)
+    jump_start: JumpStartSettings = field(default_factory=JumpStartSettings)
     # how a game against a fixed agent stopped by the time limit counts (policies/league/ratings.game_score)
     time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
 
@@ -460,6 +502,8 @@ class OpponentSettings(_Section):
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
                 _bad(f"{key}.fixed.{name}", f"share must be a number in [0, 1], got {share!r}")
         curriculum = CurriculumSettings.from_dict(cur, f"{key}.curriculum")
+        jump_start = JumpStartSettings.from_dict(opp["jump_start"] or {}, f"{key}.jump_start", fixed=opp["fixed"],
+                                                 ladder=curriculum.ladder if curriculum.share > 0 else ())
         taken = (league.past_fraction if league.enabled else 0.0) + sum(opp["fixed"].values()) + curriculum.share
         if taken > 1.0 + 1e-9:
             _bad(key, f"the league's past_fraction, the fixed agents' and the curriculum's shares sum to "
@@ -467,7 +511,8 @@ class OpponentSettings(_Section):
         if (opp["fixed"] or curriculum.share > 0) and resources.env_runner != "batched":
             _bad(key, f"fixed agents and the curriculum play inside the batched env runner; set "
                       f"resources.env_runner: batched (got {resources.env_runner!r})")
-        return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, time_limit_outcome=opp["time_limit_outcome"])
+        return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, jump_start=jump_start,
+                   time_limit_outcome=opp["time_limit_outcome"])
 
     def shares(self, league: LeagueSettings) -> dict:
         """The probability of each kind of opponent per game (policies/league/curriculum.py): self, league (the

@@ -1,16 +1,16 @@
 """The draft page (web/draft.py, web/static/draft.*) in headless Chromium (tests/browser.py): the draft routes served
-on a test aiohttp application of their own with a hand-checked 2v2 table (tests/test_draft.py), a real mouse click
-for each of the user's picks; the page's recommendation is compared with the table's minimax, the drafter's picks
-with minimax's, and the draft completes both teams. The tests skip when no Chromium is installed."""
+on a test aiohttp application of their own (tests/web_app_thread.py) with a hand-checked 2v2 table
+(tests/test_draft.py), a real mouse click for each of the user's picks; the page's recommendation is compared with the
+table's minimax, the drafter's picks with minimax's, and the draft completes both teams. The tests skip when no
+Chromium is installed."""
 from __future__ import annotations
 
-import asyncio
-import threading
 import time
 
 import pytest
 from browser import Browser, chromium_path
 from test_draft import TINY_ORDER, TINY_POOL, tiny_table
+from web_app_thread import AppThread
 
 from policies.draft.minimax import DIRE, RADIANT, Draft
 
@@ -24,45 +24,24 @@ CALIBRATION = {"measured": "2026-11-26", "games": 3, "opponents": {"self": 3}, "
                                "bins": [{"lo": 0.4, "hi": 0.5, "count": 3, "mean_prob": 0.5, "win_rate": 0.3333}]}}
 
 
-class DraftServer:
-    """The draft routes on an aiohttp app of their own, served from a thread on a free local port."""
+def draft_app(service):
+    """The draft routes on an aiohttp app of their own."""
+    from aiohttp import web
 
-    def __init__(self, service):
-        self.service = service
-        self.started = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-        assert self.started.wait(30), "the test server did not start"
-
-    def _run(self):
-        from aiohttp import web
-
-        from web.draft import add_draft_routes
-        self.loop = asyncio.new_event_loop()
-        app = web.Application()
-        add_draft_routes(app, self.service)
-        self.runner = web.AppRunner(app)
-        self.loop.run_until_complete(self.runner.setup())
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        self.loop.run_until_complete(site.start())
-        self.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}"
-        self.started.set()
-        self.loop.run_forever()
-        self.loop.run_until_complete(self.runner.cleanup())
-        self.loop.close()
-
-    def close(self):
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(30)
+    from web.draft import add_draft_routes
+    app = web.Application()
+    add_draft_routes(app, service)
+    return app
 
 
 @pytest.fixture(scope="module")
 def server():
     from web.draft import DraftService
-    s = DraftServer(DraftService.fixed(TINY_POOL, *tiny_table(), order=TINY_ORDER, label="the hand-checked table",
-                                       calibration=CALIBRATION))
+    service = DraftService.fixed(TINY_POOL, *tiny_table(), order=TINY_ORDER, label="the hand-checked table",
+                                 calibration=CALIBRATION)
+    s = AppThread(lambda: draft_app(service))
     yield s
-    s.close()
+    s.stop()
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +74,7 @@ def shown_recommendation(browser) -> str:
 
 
 def start_draft(browser, server, user_side: str, first: str):
-    browser.open(f"{server.url}/draft")
+    browser.open(f"{server.base_url}/draft")
     browser.evaluate(f"document.getElementById('user-side').value = '{user_side}'; "
                      f"document.getElementById('first').value = '{first}'; "
                      f"document.getElementById('new-draft').click(); true")
@@ -153,7 +132,7 @@ def test_the_drafter_picks_first_and_the_user_plays_dire(browser, server):
 
 
 def test_the_page_states_the_calibration(browser, server):
-    browser.open(f"{server.url}/draft")
+    browser.open(f"{server.base_url}/draft")
     text = browser.evaluate("document.getElementById('calibration').textContent")
     assert "3 recorded games" in text and "0.2501" in text and "0.1667" in text
     assert browser.evaluate("document.getElementById('pool-editor').hidden")  # a fixed table's pool is fixed

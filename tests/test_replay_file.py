@@ -228,3 +228,27 @@ def test_replay_every_must_not_be_negative():
     from training import run_config
     with pytest.raises(ValueError, match="evaluation.replay_every"):
         run_config.validate({"evaluation": {"replay_every": -1}})
+
+
+def test_a_game_stopped_between_records_keeps_its_last_steps(tmp_path):
+    """close() before the game's end (a live game quit mid-second) writes the steps since the last record, and the
+    events in them, as a last record without an end."""
+    env = MobaEnv({"mode": "1v1", "seed": 0, "evaluation": True, "time_limit_s": 60.0})
+    path = str(tmp_path / "stopped.jsonl")
+    writer = ReplayWriter(path, {"radiant": "a", "dire": "b"}, 0, 1.0)
+    agent = ScriptedAgent(0)
+    obs, _ = env.reset(seed=0)
+    agent.reset(list(obs))
+    writer.on_step(env)
+    steps = 0
+    while env.game.time < 10.4:  # ten whole seconds and a part of the eleventh
+        obs, *_ = env.step(agent.act(obs))
+        writer.on_step(env)
+        steps += 1
+    writer.close()
+    writer.close()  # a second close does nothing
+    header, records = read_replay(path)
+    assert [r["t"] for r in records][:11] == pytest.approx([0.0] + [float(k) for k in range(1, 11)], abs=0.14)
+    assert len(records) == 12 and records[-1]["t"] == pytest.approx(env.game.time, abs=1e-3)
+    assert "end" not in records[-1]
+    assert records[-1]["heroes"] == json.loads(json.dumps(hero_rows(env.game)))  # the game as it was stopped

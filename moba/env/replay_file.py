@@ -147,7 +147,8 @@ class ReplayWriter:
     ``agents``: the agents' names by side (for the header); ``players``: the agent objects by side, whose
     ``decisions`` (if they have that attribute: ``{agent_id: {"win_prob", "action"}}``) fill the records' ``model``;
     ``every_s``: game seconds between records (1 = one per game second; a record is written at the first step at or
-    past each multiple, and at the end)."""
+    past each multiple, and at the end). A game stopped before its end (``close``) gets a last record of the steps
+    since the previous one, without an ``end``: its events are kept."""
 
     def __init__(self, path: str, agents: dict, seed=None, every_s: float = 1.0, players: dict | None = None):
         if not isinstance(every_s, (int, float)) or isinstance(every_s, bool) or not every_s > 0:
@@ -159,6 +160,7 @@ class ReplayWriter:
     # ---- the hook ------------------------------------------------------------------------------------------------
     def on_step(self, env):
         game = env.game
+        self.game = game
         if self.file is None:
             self._start(env)
             return
@@ -167,6 +169,7 @@ class ReplayWriter:
         self._remember(env)
         done = game.terminated or game.truncated
         slot = int(game.time / self.every_s + 1e-6)
+        self.pending, self.last_decided = True, decided  # a step since the last record, and its unit table
         if slot > self.last_slot or done:
             self.last_slot = slot
             self._write_record(game, decided, done)
@@ -174,7 +177,10 @@ class ReplayWriter:
             self.close()
 
     def close(self):
+        """Closes the file; a game stopped between records first gets a record of its last steps (no ``end``)."""
         if self.file is not None and not self.file.closed:
+            if self.pending:
+                self._write_record(self.game, self.last_decided, False)
             self.file.close()
 
     # ---- internals -----------------------------------------------------------------------------------------------
@@ -182,7 +188,7 @@ class ReplayWriter:
         game = env.game
         self.file = open(self.path, "w")
         self.file.write(json.dumps(replay_header(game, self.seed, self.agents, self.every_s)) + "\n")
-        self.events, self.last_slot = [], 0
+        self.events, self.last_slot, self.pending = [], 0, False
         self.slot_of = {agent_id(h // game.team_size, h % game.team_size): h for h in range(game.n_heroes)}
         self._remember(env)
         self._write_record(game, None, False)
@@ -270,7 +276,7 @@ class ReplayWriter:
         if last:
             record["end"] = {"winner": winner_name(game.winner), "truncated": game.truncated}
         self.file.write(json.dumps(record, separators=(",", ":")) + "\n")
-        self.events = []
+        self.events, self.pending = [], False
 
 
 # ---- reading ---------------------------------------------------------------------------------------------------------

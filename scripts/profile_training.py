@@ -1,0 +1,284 @@
+"""Where an agent step's time goes, in sampling and in learning, and how the sampler scales with games per runner.
+
+    python scripts/profile_training.py [--config tune_configs/hok_1v1_kickstart.yaml] [--games 8 32 128 512]
+        [--env-steps 4096] [--no-learner] [--set key=value ...]
+
+One process, one torch thread for sampling (as an env runner has), no Ray cluster: the config's BatchedEnvRunner is
+built in this process.
+
+- **The profile** (at the config's games per runner): every phase of ``sample()`` and of ``Learner.update`` is timed
+  by wrapping its function (``PHASES``, ``LEARNER_PHASES``), and each phase's time is its own (exclusive): a phase's
+  time excludes the phases it calls, and the root's own time is what no phase covers (the loops, metrics, lists).
+  The table gives microseconds per agent step and the share of the total. The learner's rows are one update on one
+  iteration's batch at the config's minibatch size and epochs, with its learner threads.
+- **The scaling curve** (``--games``): per number of games per runner, agent steps/s of ``sample()`` (the median of
+  3 samples of ``--env-steps`` env steps, at least 16 per game, after a warm-up), the rows per forward pass of
+  "main", and the process's resident memory after the warm-up; memory per game is the slope between the first and
+  the last point.
+
+Prints the tables and a JSON line last. Wrapping costs ~1 us per call, small beside the phases it times; the scaling
+curve runs without it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+
+from training.cli import user_errors
+
+# (label, owner, attribute): the functions timed in sample(); the owner is a module path or a class path
+PHASES = (
+    ("sample(): loop, metrics", "training.batched_env_runner:BatchedEnvRunner", "_sample_games"),
+    ("reward post-processing", "moba.env.reward_wrapper:PostprocessedRewardEnv", "step"),
+    ("env step: infos, dicts", "moba.env.moba_env:MobaEnv", "step"),
+    ("game reset", "moba.env.moba_env:MobaEnv", "reset"),
+    ("action checks", "moba.env.moba_env", "validate_actions"),
+    ("action decoding", "moba.env.moba_env:MobaEnv", "_decode"),
+    ("engine", "moba.game.engine:Game", "step"),
+    ("reward signals", "moba.env.rewards:RewardTracker", "step"),
+    ("observation encoding", "moba.env.observation:ObservationEncoder", "encode"),
+    ("act: action sampling, buffers", "training.batched_env_runner:BatchedEnvRunner", "_act"),
+    ("stacking for the forward pass", "training.batched_env_runner:BatchedEnvRunner", "_forward"),
+    ("network forward", "policies.model.five_module:FiveRLModule", "_forward"),
+    ("fixed agents, teacher, guide", "policies.agents.scripted:ScriptedAgent", "act"),
+    ("record step", "training.batched_env_runner:BatchedEnvRunner", "_record_step"),
+    ("episode building", "training.batched_env_runner:BatchedEnvRunner", "_episode"),
+    ("bootstrap values", "training.batched_env_runner:BatchedEnvRunner", "_set_bootstrap_values"),
+)
+LEARNER_PHASES = (
+    ("update(): minibatches, metrics", None, "update"),
+    ("batch preparation (learner connector)", None, "_learner_connector"),
+    ("forward", "policies.model.five_module:FiveRLModule", "_forward_train"),
+    ("loss", "policies.learning.five_learner:FivePPOLearner", "compute_loss_for_module"),
+    ("backward", None, "compute_gradients"),
+    ("gradient clipping", None, "postprocess_gradients"),
+    ("optimizer step", None, "apply_gradients"),
+)
+ROUNDS = 3  # timed samples per point of the scaling curve
+MIN_STEPS_PER_GAME = 16  # each timed sample steps every game at least this often
+
+
+class PhaseTimer:
+    """Times wrapped functions, each call's own time (its callees' wrapped time excluded), by label."""
+
+    def __init__(self):
+        self.own = defaultdict(float)  # label -> seconds of its own
+        self.calls = defaultdict(int)
+        self._stack = []  # per active call: the time its wrapped callees took
+        self._undo = []
+
+    def wrap(self, owner, attribute: str, label: str):
+        """Replaces owner.attribute (a class's, a module's or an object's) by a timed call of it."""
+        original = getattr(owner, attribute)
+        timer = self
+
+        def timed(*args, **kwargs):
+            timer._stack.append(0.0)
+            t = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                dt = time.perf_counter() - t
+                inner = timer._stack.pop()
+                timer.own[label] += dt - inner
+                timer.calls[label] += 1
+                if timer._stack:
+                    timer._stack[-1] += dt
+
+        had = attribute in vars(owner) if hasattr(owner, "__dict__") else True
+        self._undo.append((owner, attribute, original if had else None))
+        setattr(owner, attribute, timed)
+
+    def restore(self):
+        for owner, attribute, original in reversed(self._undo):
+            if original is None:
+                delattr(owner, attribute)
+            else:
+                setattr(owner, attribute, original)
+        self._undo = []
+
+
+def resolve(path: str):
+    """The object a "module:Class" or "module" path names."""
+    import importlib
+    module, _, name = path.partition(":")
+    obj = importlib.import_module(module)
+    return getattr(obj, name) if name else obj
+
+
+def profile_table(own: dict, steps: int) -> list:
+    """Rows (label, microseconds per step, share of the total), largest first, and the total last."""
+    total = sum(own.values())
+    rows = [(label, round(1e6 * s / steps, 2), round(s / total, 4) if total else 0.0) for label, s in own.items()]
+    rows.sort(key=lambda r: -r[1])
+    return rows + [("total", round(1e6 * total / steps, 2), 1.0)]
+
+
+def rss_bytes() -> int:
+    """This process's resident memory (Linux /proc; elsewhere the peak, from getrusage)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        import resource
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def memory_slope(points: list) -> float | None:
+    """Bytes per game between the first and the last (games, rss) point of the curve."""
+    if len(points) < 2 or points[-1][0] == points[0][0]:
+        return None
+    (g0, m0), (g1, m1) = points[0], points[-1]
+    return (m1 - m0) / (g1 - g0)
+
+
+def build_runner(cfg, games: int):
+    from ray.tune.registry import register_env
+
+    from callbacks import run_callbacks
+    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from training.batched_env_runner import BatchedEnvRunner
+    register_env(ENV_NAME, make_training_env)
+    algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0,
+                                                                       num_envs_per_env_runner=games)
+    return algo_config, BatchedEnvRunner(config=algo_config)
+
+
+def agent_steps(episodes) -> int:
+    return sum(len(e) for e in episodes)
+
+
+def profile(cfg, env_steps: int, learner: bool) -> dict:
+    """The sampler's and the learner's phase tables at the config's games per runner; the sampler's per agent step of
+    "main" (a row of training data)."""
+    import torch
+    torch.set_num_threads(1)
+    games = cfg.resources.num_envs_per_env_runner
+    algo_config, runner = build_runner(cfg, games)
+    runner.sample(num_timesteps=max(env_steps // 4, games * 4), explore=True)  # warm-up: compilation, first games
+    timer = PhaseTimer()
+    for label, owner, attribute in PHASES:
+        timer.wrap(resolve(owner), attribute, label)
+    try:
+        t = time.perf_counter()
+        rows = agent_steps(runner.sample(num_timesteps=env_steps, explore=True))
+        wall = time.perf_counter() - t
+    finally:
+        timer.restore()
+    out = {"games": games, "env_steps": timer.calls["engine"], "agent_steps": rows, "sample_wall_s": round(wall, 2),
+           "sample_agent_steps_per_s": round(rows / wall, 1), "sampler_table": profile_table(dict(timer.own), rows)}
+    if learner:
+        out.update(profile_learner(cfg, algo_config, runner))
+    runner.stop()
+    return out
+
+
+def profile_learner(cfg, algo_config, runner) -> dict:
+    from training.algorithm import make_training_env
+    episodes = runner.sample(num_timesteps=cfg.ppo.train_batch_size, explore=True)
+    rows = agent_steps(episodes)
+    learner = algo_config.build_learner(env=make_training_env({**cfg.env, "seed": 0}))
+    ppo = cfg.ppo
+    learner.update(episodes=list(episodes), minibatch_size=ppo.minibatch_size, num_epochs=1)  # warm-up
+    timer = PhaseTimer()
+    for label, owner, attribute in LEARNER_PHASES:
+        timer.wrap(learner if owner is None else resolve(owner), attribute, label)
+    try:
+        t = time.perf_counter()
+        learner.update(episodes=episodes, minibatch_size=ppo.minibatch_size, num_epochs=ppo.num_epochs)
+        wall = time.perf_counter() - t
+    finally:
+        timer.restore()
+    import torch
+    return {"learner_rows": rows, "learner_epochs": ppo.num_epochs, "learner_wall_s": round(wall, 2),
+            "learner_rows_per_s": round(rows * ppo.num_epochs / wall, 1), "learner_threads": torch.get_num_threads(),
+            "learner_table": profile_table(dict(timer.own), rows * ppo.num_epochs)}
+
+
+def scaling_curve(cfg, games_list: list, env_steps: int) -> list:
+    """Per games per runner: agent steps/s of sample() ("main"'s steps, the training data), rows per forward pass of
+    "main" while acting, resident memory after the warm-up."""
+    import torch
+    torch.set_num_threads(1)
+    points = []
+    for games in games_list:
+        _, runner = build_runner(cfg, games)
+        n = max(env_steps, games * MIN_STEPS_PER_GAME)
+        runner.sample(num_timesteps=n, explore=True)  # warm-up: every game started
+        rss = rss_bytes()
+        acting = {"rows": 0, "calls": 0}
+        original = runner._act
+
+        def counting_act(games_now, explore, _original=original):
+            acting["rows"] += sum(len(g.main_agents) for g in games_now)
+            acting["calls"] += 1
+            return _original(games_now, explore)
+
+        runner._act = counting_act
+        rates = []
+        for _ in range(ROUNDS):
+            t = time.perf_counter()
+            rows = agent_steps(runner.sample(num_timesteps=n, explore=True))
+            rates.append(rows / (time.perf_counter() - t))
+        point = {"games": games, "agent_steps_per_s": round(statistics.median(rates), 1),
+                 "rows_per_forward": round(acting["rows"] / max(1, acting["calls"]), 1),
+                 "rss_mb": round(rss / 2**20, 1)}
+        points.append(point)
+        print(json.dumps(point), flush=True)
+        runner.stop()
+        del runner
+    return points
+
+
+def print_table(title: str, rows: list):
+    print(f"\n{title}\n\n| phase | us per agent step | share |\n|---|---|---|")
+    for label, us, share in rows:
+        print(f"| {label} | {us:.1f} | {100 * share:.1f}% |")
+
+
+@user_errors
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", default="tune_configs/hok_1v1_kickstart.yaml")
+    p.add_argument("--games", type=int, nargs="*", default=[8, 32, 128, 512],
+                   help="games per runner of the scaling curve (none: no curve)")
+    p.add_argument("--env-steps", type=int, default=4096, help="env steps per timed sample")
+    p.add_argument("--no-learner", action="store_true", help="profile the sampler only")
+    p.add_argument("--no-profile", action="store_true", help="the scaling curve only")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    args = p.parse_args(argv)
+    if args.env_steps < 1 or any(g < 1 for g in args.games):
+        raise ValueError(f"--env-steps and --games: must be >= 1, got {args.env_steps} and {args.games}")
+    from training import run_config
+    cfg = run_config.load(args.config, list(args.set) + ["evaluation.interval=0"])
+    out = {"config": args.config, "mode": cfg.env.get("mode", "5v5")}
+    if not args.no_profile:
+        prof = profile(cfg, args.env_steps, not args.no_learner)
+        print_table(f"Sampling, {prof['games']} games per runner, {prof['env_steps']} env steps", prof["sampler_table"])
+        if "learner_table" in prof:
+            print_table(f"Learning, {prof['learner_rows']} rows x {prof['learner_epochs']} epochs, "
+                        f"{prof['learner_threads']} threads: {prof['learner_rows_per_s']} rows/s",
+                        prof["learner_table"])
+        out.update(prof)
+    if args.games:
+        points = scaling_curve(cfg, args.games, args.env_steps)
+        slope = memory_slope([(p["games"], p["rss_mb"] * 2**20) for p in points])
+        print("\n| games per runner | agent steps/s | rows per forward | RSS (MB) |\n|---|---|---|---|")
+        for pt in points:
+            print(f"| {pt['games']} | {pt['agent_steps_per_s']:.0f} | {pt['rows_per_forward']:.1f} | "
+                  f"{pt['rss_mb']:.0f} |")
+        out["scaling"] = points
+        out["rss_mb_per_game"] = None if slope is None else round(slope / 2**20, 2)
+        print(f"\nmemory per game: {out['rss_mb_per_game']} MB")
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

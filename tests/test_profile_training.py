@@ -1,0 +1,50 @@
+"""scripts/profile_training.py: each phase's own time (its timed callees excluded), the table per agent step, the
+wrapping undone, and the memory slope of the scaling curve."""
+from __future__ import annotations
+
+import time
+import types
+
+import pytest
+
+from scripts.profile_training import PhaseTimer, memory_slope, profile_table
+
+
+class Work:
+    def outer(self):
+        time.sleep(0.02)
+        return self.inner() + 1  # 0.05 s more
+
+    def inner(self):
+        time.sleep(0.05)
+        return 1
+
+
+def test_each_phase_gets_its_own_time_and_the_wrapping_is_undone():
+    module = types.SimpleNamespace(helper=lambda: time.sleep(0.01) or 5)
+    w = Work()
+    timer = PhaseTimer()
+    timer.wrap(Work, "outer", "outer")
+    timer.wrap(Work, "inner", "inner")
+    timer.wrap(module, "helper", "helper")
+    assert w.outer() == 2 and module.helper() == 5
+    assert timer.calls == {"outer": 1, "inner": 1, "helper": 1}
+    assert 0.05 <= timer.own["inner"] < 0.2
+    assert 0.02 <= timer.own["outer"] < 0.05  # its callee's 0.05 s excluded (0.07 s with it)
+    timer.restore()
+    assert Work.outer.__name__ == "outer" and Work.inner.__name__ == "inner" and "outer" not in vars(w)
+    learner = Work()
+    timer.wrap(learner, "inner", "bound")  # an object's method: an attribute of its own, removed again
+    assert "inner" in vars(learner) and learner.outer() == 2 and timer.calls["bound"] == 1
+    timer.restore()
+    assert "inner" not in vars(learner)
+
+
+def test_the_table_is_per_step_largest_first_with_the_total_last():
+    rows = profile_table({"a": 0.001, "b": 0.003}, steps=10)
+    assert rows == [("b", 300.0, 0.75), ("a", 100.0, 0.25), ("total", 400.0, 1.0)]
+
+
+def test_memory_per_game_is_the_slope_between_the_ends_of_the_curve():
+    assert memory_slope([(8, 100.0), (32, 130.0), (128, 220.0)]) == pytest.approx(1.0)
+    assert memory_slope([(8, 100.0)]) is None

@@ -11,7 +11,9 @@ post-processed as training does (moba/env/reward_wrapper.py: time decay, team sp
 normalization, so the return is in reward units. A game's return is the player's team's post-processed reward summed
 over the game's steps and the team's heroes, undiscounted; each signal's part is that signal's weighted reward
 post-processed alone (the post-processing is linear), so the parts add up to the return and, with zero sum on, are
-zero-summed like it.
+zero-summed like it. With a no-op penalty (``reward.noop_penalty``, or --noop-penalty) the part ``noop_penalty`` is
+what the team's no-ops cost it (per no-op while the hero could act, as moba/env/reward_wrapper.py charges it: not
+zero-summed, not decayed).
 
 Each matchup (player, opponent) plays --seeds seeds on both sides: the player plays Radiant in game 2s and Dire in
 game 2s + 1 (sides alternating as policies/league/series.py does), both games reset with seed ``--seed + s``, in
@@ -42,6 +44,7 @@ import numpy as np  # noqa: E402
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 from ray.rllib.utils.annotations import override  # noqa: E402
 
+from moba.env.actions import A_NOOP  # noqa: E402
 from moba.env.reward_wrapper import wrap  # noqa: E402
 from moba.env.rewards import (DEFAULT_PRESET, REWARD_PRESETS, SIGNALS, TIME_DECAY_BASE,  # noqa: E402
                               TIME_DECAY_PERIOD_S, postprocess_rewards, reward_weights)
@@ -59,7 +62,9 @@ OPPONENTS = LADDER
 DEFAULT_TIME_LIMIT_S = {MODE_1V1: 600.0, MODE_5V5: 300.0}
 TOP_SIGNALS = 3  # the signals named on a matchup's line
 WIN_SIGNAL = SIGNALS.index("win")
-CSV_FIELDS = ("player", "opponent", "side", "seed", "return", "opponent_return", *SIGNALS, "winner", "game_time_s",
+NOOP_PART = "noop_penalty"  # the return's part that the no-op penalty takes
+PARTS = (*SIGNALS, NOOP_PART)
+CSV_FIELDS = ("player", "opponent", "side", "seed", "return", "opponent_return", *PARTS, "winner", "game_time_s",
               "buildings", "buildings_lost", "kills", "kills_lost")
 
 
@@ -67,8 +72,8 @@ CSV_FIELDS = ("player", "opponent", "side", "seed", "return", "opponent_return",
 def audit_reward(config: str | None = None, preset: str | None = None) -> dict:
     """The reward settings audited: those of the run config at path `config`, or the defaults of a run config with
     reward preset `preset` (DEFAULT_PRESET when neither is given). A plain dict (it goes to worker processes):
-    reward_preset, reward_weights, zero_sum, time_decay, team_spirit (the schedule's value at iteration 0) and mode
-    (the config's env mode)."""
+    reward_preset, reward_weights, zero_sum, time_decay, team_spirit (the schedule's value at iteration 0),
+    noop_penalty and mode (the config's env mode)."""
     if config is not None and preset is not None:
         raise ValueError("give --config or --preset, not both")
     if config is not None:
@@ -85,20 +90,23 @@ def audit_reward(config: str | None = None, preset: str | None = None) -> dict:
             "reward_weights": dict(env.get("reward_weights", {})),
             "zero_sum": bool(reward["zero_sum"]), "time_decay": bool(reward["time_decay"]),
             "team_spirit": float(schedule_values(d["schedules"], 0, 0, frameskip)["team_spirit"]),
-            "mode": env.get("mode", MODE_5V5)}
+            "noop_penalty": float(reward["noop_penalty"]), "mode": env.get("mode", MODE_5V5)}
 
 
 class AuditEnv(MultiAgentEnv):
     """The env of an audit game: a MobaEnv whose weights are all 1, so that its ``reward_signals`` are the signals'
     raw quantities, and which sums them per hero over the game, undecayed (``raw``) and scaled by eq. 11's time
-    decay at each step (``decayed``), heroes x SIGNALS. The game itself does not depend on the reward (the players
-    are fixed agents), so one game's sums score it under any reward (score_game); ``game`` is the MobaEnv's."""
+    decay at each step (``decayed``), heroes x SIGNALS, and counts each hero's no-ops while its action mask offered
+    more (``noops``). The game itself does not depend on the reward (the players are fixed agents), so one game's
+    sums score it under any reward (score_game); ``game`` is the MobaEnv's."""
 
     def __init__(self, env):
         super().__init__()
         wrap(self, env)
         self.raw = np.zeros((len(self.possible_agents), len(SIGNALS)))
         self.decayed = np.zeros_like(self.raw)
+        self.noops = np.zeros(len(self.possible_agents))
+        self._could_act = {}
 
     @property
     def game(self):
@@ -108,14 +116,22 @@ class AuditEnv(MultiAgentEnv):
     def reset(self, *, seed=None, options=None):
         self.raw[:] = 0.0
         self.decayed[:] = 0.0
-        out = self.env.reset(seed=seed, options=options)
+        self.noops[:] = 0.0
+        obs, infos = self.env.reset(seed=seed, options=options)
         self.agents = self.env.agents
-        return out
+        self._remember_masks(obs)
+        return obs, infos
+
+    def _remember_masks(self, obs: dict):
+        self._could_act = {a: int(o["action_mask"].sum()) > 1 for a, o in obs.items()}
 
     @override(MultiAgentEnv)
     def step(self, action_dict):
-        obs, rewards, terms, truncs, infos = self.env.step(action_dict)
         ids = self.possible_agents
+        self.noops += [int(action_dict[a]["primary"]) == A_NOOP and self._could_act[a] if a in action_dict else False
+                       for a in ids]
+        obs, rewards, terms, truncs, infos = self.env.step(action_dict)
+        self._remember_masks(obs)
         signals = np.array([[infos[a]["reward_signals"][k] for k in SIGNALS] for a in ids])
         self.raw += signals
         self.decayed += signals * TIME_DECAY_BASE ** (infos[ids[0]]["game_time_s"] / TIME_DECAY_PERIOD_S)
@@ -162,7 +178,7 @@ def play_signal_game(mode: str, player: str, opponent: str, game: int, seed: int
             "buildings_lost": record["buildings_lost"], "kills": record["kills"], "kills_lost": record["kills_lost"],
             "mine": [bool(side_of_agent(a) == side) for a in env.possible_agents],
             "team_of": [int(t) for t in team_of_agent_ids(env.possible_agents)],
-            "raw": env.raw.tolist(), "decayed": env.decayed.tolist()}
+            "raw": env.raw.tolist(), "decayed": env.decayed.tolist(), "noops": env.noops.tolist()}
 
 
 def team_of_agent_ids(ids) -> np.ndarray:
@@ -175,7 +191,7 @@ def score_game(game: dict, reward: dict) -> dict:
     post-processed rewards summed over the game), the opponent's, and each signal's part of the player's return
     (the signal's weighted reward post-processed alone). The post-processing (moba/env/rewards.postprocess_rewards)
     is linear in the rewards, so it applies to the game's sums as to each step's rewards: the time decay of each
-    step is in ``decayed``."""
+    step is in ``decayed``. The no-op penalty is each hero's own, undecayed: its count of no-ops times the penalty."""
     w = reward_weights(reward["reward_preset"], reward["reward_weights"])
     raw, decayed = np.asarray(game["raw"]), np.asarray(game["decayed"])
     team_of, mine = np.asarray(game["team_of"]), np.asarray(game["mine"], bool)
@@ -188,10 +204,16 @@ def score_game(game: dict, reward: dict) -> dict:
         rest, win = (zero, col) if k == WIN_SIGNAL else (col, zero)
         parts[:, k] = postprocess_rewards(rest, win, team_of, reward["team_spirit"], 0.0,
                                           zero_sum=reward["zero_sum"], time_decay_base=1.0)
-    returns = parts.sum(axis=1)
+    penalty = reward.get("noop_penalty", 0.0)
+    if penalty and "noops" not in game:
+        raise ValueError(f"--games: game {game['key']!r} was played before the audit counted no-ops; play it again "
+                         f"(a new --games file) to score a no-op penalty")
+    noop = -penalty * np.asarray(game.get("noops", zero), np.float64)
+    returns = parts.sum(axis=1) + noop
     return {"player": game["player"], "opponent": game["opponent"], "side": game["side"], "seed": game["seed"],
             "return": float(returns[mine].sum()), "opponent_return": float(returns[~mine].sum()),
-            **{k: float(v) for k, v in zip(SIGNALS, parts[mine].sum(axis=0))}, "winner": game["winner"],
+            **{k: float(v) for k, v in zip(SIGNALS, parts[mine].sum(axis=0))}, NOOP_PART: float(noop[mine].sum()),
+            "winner": game["winner"],
             "game_time_s": game["game_time_s"], "buildings": game["buildings"],
             "buildings_lost": game["buildings_lost"], "kills": game["kills"], "kills_lost": game["kills_lost"]}
 
@@ -222,7 +244,7 @@ def matchup_stats(rows: list) -> dict:
     return {"mean": float(returns.mean()), "se": se, "games": n,
             "wins": sum(r["winner"] == r["side"] for r in rows),
             "losses": sum(r["winner"] not in (r["side"], NO_WINNER) for r in rows),
-            "parts": {k: float(np.mean([r[k] for r in rows])) for k in SIGNALS}}
+            "parts": {k: float(np.mean([r[k] for r in rows])) for k in PARTS}}
 
 
 def top_signals(parts: dict, n: int = TOP_SIGNALS) -> list:
@@ -315,11 +337,16 @@ def parse_args(argv=None):
                    help="reward weights over the config's or preset's, as JSON: '{\"health\": 1.0}'")
     p.add_argument("--zero-sum", choices=("on", "off"), default=None,
                    help="zero sum on or off, over the config's or preset's")
+    p.add_argument("--noop-penalty", type=float, default=None,
+                   help="a no-op penalty over the config's (reward.noop_penalty; default 0): per no-op of a hero that "
+                        "could act")
     args = p.parse_args(argv)
     if args.weights is not None and not isinstance(args.weights, dict):
         p.error(f"--weights must be a JSON object, got {args.weights!r}")
     if args.seeds < 1 or args.workers < 1:
         p.error("--seeds and --workers must be >= 1")
+    if args.noop_penalty is not None and not args.noop_penalty >= 0:
+        p.error(f"--noop-penalty must be >= 0, got {args.noop_penalty}")
     if args.time_limit is not None and not args.time_limit > 0:
         p.error(f"--time-limit must be > 0 s, got {args.time_limit}")
     if not args.players or not args.opponents:
@@ -339,10 +366,13 @@ def main(argv=None) -> int:
         reward_weights(reward["reward_preset"], reward["reward_weights"])  # a bad key or value fails here
     if args.zero_sum is not None:
         reward["zero_sum"] = args.zero_sum == "on"
+    if args.noop_penalty is not None:
+        reward["noop_penalty"] = args.noop_penalty
     mode = args.mode or (reward["mode"] if args.config else MODE_1V1)
     time_limit_s = args.time_limit or DEFAULT_TIME_LIMIT_S[mode]
     print(f"reward: preset {reward['reward_preset']}, weights {reward['reward_weights'] or 'as the preset'}, "
-          f"zero_sum {reward['zero_sum']}, time_decay {reward['time_decay']}, team_spirit {reward['team_spirit']}; "
+          f"zero_sum {reward['zero_sum']}, time_decay {reward['time_decay']}, team_spirit {reward['team_spirit']}, "
+          f"noop_penalty {reward['noop_penalty']:g}; "
           f"{mode}, {time_limit_s:.0f} s games, {args.seeds} seeds x {len(TEAM_NAMES)} sides", flush=True)
     matchups = [(p, o) for p in args.players for o in args.opponents]
     games = range(2 * args.seeds)

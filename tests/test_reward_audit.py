@@ -51,7 +51,8 @@ def test_the_csv_has_a_row_per_game_both_sides_per_seed(audit):
 def test_the_signal_parts_add_up_to_the_return_and_zero_sum_holds(audit):
     for r in audit["rows"]:
         ret = float(r["return"])
-        assert sum(float(r[k]) for k in SIGNALS) == pytest.approx(ret, abs=1e-9)
+        assert sum(float(r[k]) for k in RA.PARTS) == pytest.approx(ret, abs=1e-9)
+        assert float(r[RA.NOOP_PART]) == 0.0  # no penalty in this reward
         assert ret + float(r["opponent_return"]) == pytest.approx(0.0, abs=1e-9)  # zero_sum on (the preset's default)
         assert float(r["win"]) == 0.0 or r["winner"] != "none"
     assert any(abs(float(r["return"])) > 1.0 for r in audit["rows"])  # the games did pay something
@@ -62,7 +63,7 @@ def test_the_json_line_and_the_files_say_what_the_csv_says(audit):
     assert result == json.load(open(audit["out"] / "audit.json"))
     assert result["mode"] == "1v1" and result["seeds"] == SEEDS and result["games_per_matchup"] == 2 * SEEDS
     assert result["reward"] == {"reward_preset": "five_2019", "reward_weights": {}, "zero_sum": True,
-                                "time_decay": True, "team_spirit": 0.3}
+                                "time_decay": True, "team_spirit": 0.3, "noop_penalty": 0.0}
     for p in PLAYERS:
         returns = [float(r["return"]) for r in audit["rows"] if r["player"] == p]
         cell = result["table"][p]["scripted_1"]
@@ -82,18 +83,20 @@ def test_the_json_line_and_the_files_say_what_the_csv_says(audit):
     assert "noop vs scripted_1: return" in audit["stdout"] and "lost outright" in audit["stdout"]
 
 
-def test_the_return_is_what_training_post_processing_pays():
+@pytest.mark.parametrize("player, noop_penalty", [("scripted_2", 0.0), ("noop", 0.01)])
+def test_the_return_is_what_training_post_processing_pays(player, noop_penalty):
     """The audit's return of a game equals the sum of PostprocessedRewardEnv's rewards in the same game played
-    by hand (same seeds, same env settings)."""
-    reward = RA.audit_reward(preset="hok_2022")
-    row = RA.play_audit_game("1v1", reward, "scripted_2", "random", 1, 11, 30.0)
+    by hand (same seeds, same env settings), a no-op penalty included."""
+    reward = {**RA.audit_reward(preset="hok_2022"), "noop_penalty": noop_penalty}
+    row = RA.play_audit_game("1v1", reward, player, "random", 1, 11, 30.0)
     assert row["side"] == "dire" and row["seed"] == 11
     base = MobaEnv({"mode": "1v1", "time_limit_s": 30.0, "reward_preset": "hok_2022",
                     "randomize": {"first_game_length": False}})
     base.set_seed_stream(0, 0)
-    env = PostprocessedRewardEnv(base, team_spirit=reward["team_spirit"], normalize_gamma=None)
+    env = PostprocessedRewardEnv(base, team_spirit=reward["team_spirit"], normalize_gamma=None,
+                                 noop_penalty=noop_penalty)
     obs, _ = env.reset(seed=11)
-    radiant, dire = make_agent("random", 11 + 3), make_agent("scripted_2", 11 + 2)
+    radiant, dire = make_agent("random", 11 + 3), make_agent(player, 11 + 2)
     ids = env.possible_agents
     radiant.reset([ids[0]])
     dire.reset([ids[1]])
@@ -104,20 +107,23 @@ def test_the_return_is_what_training_post_processing_pays():
         if term["__all__"] or trunc["__all__"]:
             break
     assert row["return"] == pytest.approx(total, abs=1e-9)
+    if noop_penalty:  # the idle hero pays for every decision it could have acted in: 225 decisions in 30 s
+        assert row[RA.NOOP_PART] == pytest.approx(-noop_penalty * 225, abs=noop_penalty * 10)
 
 
 def test_the_reward_comes_from_the_run_config(tmp_path):
     path = tmp_path / "run.yaml"
     path.write_text("env: {mode: 1v1, reward_preset: hok_2022, reward_weights: {xp: 0.01}}\n"
-                    "reward: {zero_sum: false, time_decay: false}\n"
+                    "reward: {zero_sum: false, time_decay: false, noop_penalty: 0.002}\n"
                     "schedules: {team_spirit: {points: [[0, 0.2], [10, 0.8]]}}\n")
     assert RA.audit_reward(str(path)) == {"reward_preset": "hok_2022", "reward_weights": {"xp": 0.01},
                                           "zero_sum": False, "time_decay": False, "team_spirit": 0.2,
-                                          "mode": "1v1"}
+                                          "noop_penalty": 0.002, "mode": "1v1"}
     # without zero sum the parts still add up, and the two sides' returns no longer cancel
     row = RA.play_audit_game("1v1", RA.audit_reward(str(path)), "scripted_3", "noop", 0, 5, 30.0)
-    assert sum(row[k] for k in SIGNALS) == pytest.approx(row["return"], abs=1e-9)
+    assert sum(row[k] for k in RA.PARTS) == pytest.approx(row["return"], abs=1e-9)
     assert abs(row["return"] + row["opponent_return"]) > 0.1
+    assert row[RA.NOOP_PART] == 0.0  # scripted_3 never idles
 
 
 def test_the_order_check_names_the_pairs_that_break_it():

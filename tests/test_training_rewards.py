@@ -191,3 +191,39 @@ def test_rewards_are_divided_by_the_running_std_of_discounted_returns():
 def test_segment_label(agent, terminated, truncated, winner, pred, expected):
     assert segment_label(agent, terminated, truncated, winner, pred) == pytest.approx(expected)
     assert DRAW_LABEL == 0.5
+
+
+class MaskedStubEnv(StubEnv):
+    """StubEnv whose observations carry action masks: Radiant can act, Dire (dead) has only the no-op."""
+
+    def reset(self, *, seed=None, options=None):
+        return {"radiant_0": {"action_mask": np.array([1, 1, 0])}, "dire_0": {"action_mask": np.array([1, 0, 0])}}, {}
+
+    def step(self, actions):
+        _, *rest = super().step(actions)
+        return (self.reset()[0], *rest)
+
+
+def test_a_noop_costs_the_penalty_only_where_the_hero_could_act_and_is_its_own():
+    env = PostprocessedRewardEnv(MaskedStubEnv(raw=[0.0, 0.0], win=[0.0, 0.0], game_time=0.0), team_spirit=0.0,
+                                 noop_penalty=0.5)
+    env.reset()
+    noop, move = {"primary": 0}, {"primary": 1}
+    _, rewards, _, _, infos = env.step({"radiant_0": noop, "dire_0": noop})
+    assert rewards == {"radiant_0": -0.5, "dire_0": 0.0}  # not zero-summed: Dire, which could only no-op, pays none
+    assert infos["radiant_0"]["postprocessed_reward"] == -0.5
+    _, rewards, _, _, _ = env.step({"radiant_0": move, "dire_0": noop})
+    assert rewards == {"radiant_0": 0.0, "dire_0": 0.0}
+    for bad in (-0.1, True, "0.1"):
+        with pytest.raises(ValueError, match="noop_penalty"):
+            PostprocessedRewardEnv(MaskedStubEnv([0.0, 0.0], [0.0, 0.0], 0.0), noop_penalty=bad)
+
+
+def test_the_run_config_sets_the_training_envs_noop_penalty():
+    from training import run_config
+    from training.algorithm import make_training_env, training_env_config
+    cfg = run_config.validate({"env": {"mode": "1v1"}, "reward": {"noop_penalty": 0.003}})
+    assert make_training_env(training_env_config(cfg)).noop_penalty == 0.003
+    assert "noop_penalty" not in training_env_config(run_config.validate({"env": {"mode": "1v1"}}))  # as before
+    with pytest.raises(ValueError, match="'reward.noop_penalty': must be >= 0"):
+        run_config.validate({"reward": {"noop_penalty": -1.0}})

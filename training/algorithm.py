@@ -17,7 +17,7 @@ from training.settings import SETTINGS_KEY, RunSettings
 
 ENV_NAME = "openfive"
 # env_config keys of the reward post-processing wrapper (its own defaults apply to those missing)
-WRAPPER_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma", "normalize_scope")
+WRAPPER_KEYS = ("team_spirit", "zero_sum", "time_decay", "normalize_gamma", "normalize_scope", "noop_penalty")
 TRAINING_ENV_KEYS = WRAPPER_KEYS + ("torch_threads",)
 
 
@@ -52,6 +52,7 @@ def training_env_config(cfg: RunSettings) -> dict:
             "normalize_gamma": initial["gamma"] if cfg.reward.normalize else None,
             "normalize_scope": cfg.reward.normalize_scope,  # "run": the std set by callbacks/reward_scale.py
             "torch_threads": cfg.resources.torch_threads,
+            **({"noop_penalty": cfg.reward.noop_penalty} if cfg.reward.noop_penalty else {}),
             **({"new_action_share": initial["new_action_share"]} if cfg.env.get("new_actions") else {})}
 
 

@@ -171,10 +171,15 @@ class RewardSettings(_Section):
     # learner and every env runner, so that its predictions keep their meaning in the new scale (PopArt's "preserving
     # outputs precisely", van Hasselt et al. 2016, without the mean shift: rewards are only divided by the std)
     rescale_value_head: bool = True
+    # per no-op decision of a hero that could do something else (moba/env/reward_wrapper.py); 0: none, the papers'
+    # (neither Five nor HoK has one). A counter to the no-op's inherited credit, to be chosen by measurement
+    noop_penalty: float = 0.0
 
     @classmethod
     def from_dict(cls, d, key: str = "reward") -> "RewardSettings":
         reward = cls._checked(d, key)
+        if not reward["noop_penalty"] >= 0:
+            _bad(f"{key}.noop_penalty", f"must be >= 0 (0: none), got {reward['noop_penalty']}")
         if reward["normalize_scope"] not in NORMALIZE_SCOPES:
             _bad(f"{key}.normalize_scope",
                  f"must be one of {list(NORMALIZE_SCOPES)}, got {reward['normalize_scope']!r}")

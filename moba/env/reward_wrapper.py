@@ -19,6 +19,12 @@ running standard deviation of the heroes' discounted returns. Where that std com
   run's (callbacks/reward_scale.py, which also carries them in checkpoints) and sends the merged std back before the
   next sampling round: every env of every runner divides by the same std, fixed for the round.
 
+A no-op penalty (``noop_penalty``, default 0; ``reward.noop_penalty``): each hero whose primary action is the no-op
+while its action mask offered something else (it was alive and not stunned) loses that much, after the zero-sum
+and team-spirit mixing (it is its own, not handed to the enemy) and before normalization. A no-op continues the
+order the hero runs, so it inherits the credit of that order and short-horizon credit leans toward it (issue 29's
+audit); the penalty is one of the measured counters (docs/reward_audit.md).
+
 The unnormalized post-processed reward stays in ``infos[agent]["postprocessed_reward"]``.
 """
 from __future__ import annotations
@@ -27,6 +33,7 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.annotations import override
 
+from moba.env.actions import A_NOOP
 from moba.env.rewards import TEAM_SPIRIT, TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
 from moba.game.teams import team_of_agent
 
@@ -121,10 +128,11 @@ class PostprocessedRewardEnv(MultiAgentEnv):
 
     def __init__(self, env, team_spirit: float = TEAM_SPIRIT, zero_sum: bool = True,
                  time_decay: bool = True, normalize_gamma: float | None = None, scaler: ReturnScaler | None = None,
-                 normalize_scope: str = "process"):
+                 normalize_scope: str = "process", noop_penalty: float = 0.0):
         """`normalize_gamma`: when set, rewards are divided by the running std of returns discounted by it (footnote
         c); `scaler` holds that std: by default the process-wide one (`normalize_scope` "process") or this env's
-        RunReturnScaler ("run", its std set by ``set_return_std``)."""
+        RunReturnScaler ("run", its std set by ``set_return_std``); `noop_penalty`: what a hero loses for a no-op
+        while it could act (module docstring)."""
         super().__init__()
         wrap(self, env)
         self.team_of = np.array([team_of_agent(a) for a in self.possible_agents])
@@ -139,6 +147,10 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         self.normalize_scope = normalize_scope
         self.scaler = scaler or (RunReturnScaler() if normalize_scope == "run" else PROCESS_SCALER)
         self.returns = np.zeros(len(self.possible_agents))
+        if isinstance(noop_penalty, bool) or not isinstance(noop_penalty, (int, float)) or not noop_penalty >= 0:
+            raise ValueError(f"noop_penalty must be a number >= 0, got {noop_penalty!r}")
+        self.noop_penalty = float(noop_penalty)
+        self._could_act = {}  # agent -> whether its latest action mask offered more than the no-op
 
     def set_team_spirit(self, tau: float):
         if not 0.0 <= float(tau) <= 1.0:
@@ -165,7 +177,12 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         obs, infos = self.env.reset(seed=seed, options=options)
         self.agents = self.env.agents
         self.returns[:] = 0.0
+        self._remember_masks(obs)
         return obs, infos
+
+    def _remember_masks(self, obs: dict):
+        if self.noop_penalty:
+            self._could_act = {a: int(o["action_mask"].sum()) > 1 for a, o in obs.items()}
 
     @override(MultiAgentEnv)
     def step(self, action_dict):
@@ -175,6 +192,11 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         game_time = infos[self.possible_agents[0]]["game_time_s"]
         out = postprocess_rewards(raw - win, win, self.team_of, self.team_spirit, game_time, zero_sum=self.zero_sum,
                                   time_decay_base=self.time_decay_base, time_decay_period_s=TIME_DECAY_PERIOD_S)
+        if self.noop_penalty:
+            out = out - self.noop_penalty * np.array(
+                [int(action_dict[a]["primary"]) == A_NOOP and self._could_act.get(a, False)
+                 for a in self.possible_agents], np.float64)
+            self._remember_masks(obs)
         scaled = out
         if self.normalize_gamma is not None:
             self.returns = self.returns * self.normalize_gamma + out

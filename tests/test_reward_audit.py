@@ -10,7 +10,6 @@ import pytest
 
 from moba.env.moba_env import MobaEnv
 from moba.env.reward_wrapper import PostprocessedRewardEnv
-from moba.env.rewards import SIGNALS
 from policies.agents.by_name import make_agent
 from scripts import reward_audit as RA
 

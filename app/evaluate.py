@@ -8,8 +8,10 @@ checkpoint, ``model:PATH`` or PATH (an algorithm checkpoint, an RLModule directo
 its actions are sampled as in training unless ``--greedy``): ``policies.league.references.agent_path`` parses it. The
 games are a series (``policies/league/series.py``): the agent plays Radiant in even games and Dire in odd ones, in
 evaluation mode (no randomization), game g with seed ``--seed + g``. Prints a line per game and a JSON summary
-last: wins, draws, losses, the win rate and the points win rate (a capped game counts as won by the team with the
-higher raw return, policies/league/ratings.game_score), the replays and the pages written.
+last: wins, draws, losses, the win rate (outright wins), the objective win rate (a capped game counts as won by the
+team that destroyed more buildings, then killed more heroes: the rule training and rating use) and the points win
+rate (a capped game won by the team with the higher raw return; policies/league/ratings.game_score), the replays and
+the pages written.
 
 ``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (moba/env/replay_file.py:
 with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game
@@ -70,7 +72,7 @@ def play_games(args, games: list) -> list:
     from app.replay import page_path, write_page
     from policies.league.references import agent_maker
     from policies.league.series import one_torch_thread, play_series, series_score
-    from policies.league.ratings import LIMIT_POINTS, WIN
+    from policies.league.ratings import LIMIT_OBJECTIVE, LIMIT_POINTS, WIN
 
     one_torch_thread()
     env = MobaEnv({"mode": args.mode, "evaluation": True, "time_limit_s": args.time_limit, "seed": args.seed})
@@ -95,7 +97,8 @@ def play_games(args, games: list) -> list:
                          games, args.seed, watch):
         result = {"game": r["game"], "side": r["side"], "winner": r["winner"], "game_time_s": r["game_time_s"],
                   "margin": r["margin"], "won": r["winner"] == r["side"], "draw": r["winner"] == NO_WINNER,
-                  "points_won": series_score(r, LIMIT_POINTS) == WIN, "replay": None, "page": None}
+                  "points_won": series_score(r, LIMIT_POINTS) == WIN,
+                  "objective_won": series_score(r, LIMIT_OBJECTIVE) == WIN, "replay": None, "page": None}
         writer = writers.pop(r["game"], None)
         if writer:
             result["replay"] = writer.path
@@ -135,6 +138,7 @@ def evaluate(args, log=print) -> dict:
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
             "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
             "points_win_rate": sum(r["points_won"] for r in results) / args.games,
+            "objective_win_rate": sum(r["objective_won"] for r in results) / args.games,
             "replays": [r["replay"] for r in results if r["replay"]],
             "pages": [r["page"] for r in results if r["page"]]}
 
@@ -144,7 +148,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     summary = evaluate(args)
     print(f"\n{summary['agent']} vs {summary['opponent']}: {summary['wins']} wins, {summary['draws']} draws, "
-          f"{summary['losses']} losses in {summary['games']} games (points win rate "
+          f"{summary['losses']} losses in {summary['games']} games (objective win rate "
+          f"{summary['objective_win_rate']:.0%}: a capped game won on buildings, then hero kills; points win rate "
           f"{summary['points_win_rate']:.0%})")
     print(json.dumps(summary))
     return 0

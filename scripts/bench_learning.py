@@ -113,10 +113,12 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
                                   seed=seed, greedy=greedy, replay_dir=None, replay_every=1.0, html=False,
                                   workers=workers)
         s = evaluate(args, log=lambda line: None)
-        out[opponent] = {k: s[k] for k in ("games", "wins", "draws", "losses", "win_rate", "points_win_rate")}
+        out[opponent] = {k: s[k] for k in ("games", "wins", "draws", "losses", "win_rate", "objective_win_rate",
+                                           "points_win_rate")}
         out[opponent]["win_rate_ci95"] = wilson(s["wins"], s["games"])
         log(f"final: vs {opponent}: {s['wins']}/{s['games']} won ({s['win_rate']:.0%}, 95% CI "
-            f"{out[opponent]['win_rate_ci95']}), {s['draws']} drawn, {s['losses']} lost")
+            f"{out[opponent]['win_rate_ci95']}), {s['draws']} drawn, {s['losses']} lost; "
+            f"{s['objective_win_rate']:.0%} won on the objective (capped games: buildings, then kills)")
     return out
 
 

@@ -90,15 +90,18 @@ def card_markdown(card: dict) -> str:
              "## Measured win rates", "",
              f"Evaluation games (no training randomization, seeded jitter), seeds from {card['eval_seed']}, sides "
              f"alternating, actions sampled as in training; a win is a destroyed ancient (crystal) within "
-             f"{time_limit_words(card.get('eval_time_limit_s'))}; the points win rate also counts a capped game in "
-             f"which the agent's team had the higher raw return. Measured on {card['hardware']} with "
+             f"{time_limit_words(card.get('eval_time_limit_s'))}; the objective win rate also counts a capped game in "
+             f"which the agent's team destroyed more buildings (then killed more heroes), the points win rate one in "
+             f"which it had the higher raw return. Measured on {card['hardware']} with "
              f"`{card['eval_command']}`.", "",
-             "| opponent | games | won | drawn | lost | win rate (95% CI) | points win rate |",
-             "|---|---|---|---|---|---|---|"]
+             "| opponent | games | won | drawn | lost | win rate (95% CI) | objective win rate | points win rate |",
+             "|---|---|---|---|---|---|---|---|"]
     for name, r in card["win_rates"].items():
         lines.append(f"| `{name}` | {r['games']} | {r['wins']} | {r['draws']} | {r['losses']} | "
                      f"{r['win_rate']:.0%} ({r['win_rate_ci95'][0]:.2f}-{r['win_rate_ci95'][1]:.2f}) | "
-                     f"{r['points_win_rate']:.0%} |")
+                     # measured since 2026-11-26: a card of an older benchmark has none
+                     + (f"{r['objective_win_rate']:.0%}" if "objective_win_rate" in r else "-")
+                     + f" | {r['points_win_rate']:.0%} |")
     t = card.get("training", {})
     lines += ["", "## Training", ""]
     if t:

@@ -10,7 +10,8 @@ shares and each arm's own (``--set`` lines of app.train):
 
     config: tune_configs/hok_1v1_kickstart.yaml
     minutes: 20                 # wall-time budget per arm (the benchmark's --minutes)
-    final_games: 20             # the benchmark's final games against the full bot (--final-games; --lower-games too)
+    final_games: 20             # the benchmark's final games against the full bot (--final-games)
+    lower_games: 0              # ... and against every lower level (--lower-games; default: final_games)
     workers: 2                  # processes for those games (--workers; training has stopped by then)
     set: [evaluation.interval=0]
     arms:
@@ -41,7 +42,7 @@ import yaml
 from training.cli import user_errors
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SWEEP_KEYS = {"config", "minutes", "final_games", "workers", "set", "arms"}
+SWEEP_KEYS = {"config", "minutes", "final_games", "lower_games", "workers", "set", "arms"}
 
 
 def load_sweep(path: str) -> dict:
@@ -64,6 +65,9 @@ def load_sweep(path: str) -> dict:
     for name, sets in {"set": sweep.get("set", []), **{f"arms.{a}": s for a, s in arms.items()}}.items():
         if not isinstance(sets, list) or not all(isinstance(s, str) and "=" in s for s in sets):
             raise ValueError(f"{path}: {name!r} must be a list of KEY=VALUE strings, got {sets!r}")
+    for key in ("final_games", "lower_games"):
+        if key in sweep and (isinstance(sweep[key], bool) or not isinstance(sweep[key], int) or sweep[key] < 0):
+            raise ValueError(f"{path}: {key!r} must be a whole number >= 0, got {sweep[key]!r}")
     return {"minutes": 20.0, "final_games": 20, "workers": 2, "set": [], **sweep}
 
 
@@ -71,7 +75,7 @@ def bench_command(sweep: dict, arm: str, minutes: float) -> list[str]:
     sets = list(sweep["set"]) + list(sweep["arms"][arm])
     return ([sys.executable, os.path.join(REPO, "scripts", "bench_learning.py"), "--config", sweep["config"],
              "--minutes", str(minutes), "--final-games", str(sweep["final_games"]),
-             "--lower-games", str(sweep["final_games"]), "--workers", str(sweep["workers"])]
+             "--lower-games", str(sweep.get("lower_games", sweep["final_games"])), "--workers", str(sweep["workers"])]
             + sum((["--set", s] for s in sets), []))
 
 
@@ -216,7 +220,9 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", default=None, metavar="ARM", help="run these arms only")
     p.add_argument("--again", action="store_true", help="run arms that already have a result again")
     p.add_argument("--minutes", type=float, default=None, help="override the sweep file's budget per arm")
-    p.add_argument("--final-games", type=int, default=None, help="override the sweep file's final games per level")
+    p.add_argument("--final-games", type=int, default=None,
+                   help="override the sweep file's final games against the full bot (and against every lower level "
+                        "unless the file sets lower_games)")
     p.add_argument("--report-only", action="store_true", help="write the table and plot from arms.jsonl")
     args = p.parse_args(argv)
     sweep = load_sweep(args.sweep)

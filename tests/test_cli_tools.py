@@ -242,3 +242,16 @@ def test_a_script_runs_from_another_directory(tmp_path):
 def test_the_virtual_environment_is_ignored():
     lines = [ln.strip() for ln in open(os.path.join(ROOT, ".gitignore"))]
     assert ".venv/" in lines
+
+
+def test_evaluate_decides_capped_games_by_the_objective_beside_outright_wins():
+    """The full bot against an idle hero for 200 s: no ancient falls (two draws), but it takes buildings, so it wins
+    both games on the objective, and the idle hero none."""
+    from app import evaluate
+    args = evaluate.parse_args(["--agent", "scripted_3", "--opponent", "noop", "--mode", "1v1", "--games", "2",
+                                "--time-limit", "200"])
+    s = evaluate.evaluate(args, log=lambda line: None)
+    assert (s["wins"], s["draws"], s["losses"], s["win_rate"]) == (0, 2, 0, 0.0)
+    assert s["objective_win_rate"] == 1.0
+    args.agent, args.opponent = "noop", "scripted_3"
+    assert evaluate.evaluate(args, log=lambda line: None)["objective_win_rate"] == 0.0

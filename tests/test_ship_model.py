@@ -16,7 +16,9 @@ def bench_log(path, checkpoint, final):
 
 
 FINAL = {"scripted_3": {"games": 100, "wins": 7, "draws": 50, "losses": 43, "win_rate": 0.07,
-                        "points_win_rate": 0.2, "win_rate_ci95": [0.03, 0.14]}}
+                        "objective_win_rate": 0.31, "points_win_rate": 0.2, "win_rate_ci95": [0.03, 0.14]},
+         "scripted_2": {"games": 20, "wins": 5, "draws": 15, "losses": 0, "win_rate": 0.25,  # an older benchmark's
+                        "points_win_rate": 0.5, "win_rate_ci95": [0.11, 0.47]}}
 
 
 def test_a_model_is_shipped_with_the_benchmarks_win_rates(tmp_path, monkeypatch):
@@ -29,7 +31,8 @@ def test_a_model_is_shipped_with_the_benchmarks_win_rates(tmp_path, monkeypatch)
     card = json.loads((tmp_path / "models" / "tiny" / "card.json").read_text())
     assert card["mode"] == "1v1" and card["win_rates"] == FINAL and card["eval_seed"] == 1_000_000
     page = (tmp_path / "models" / "tiny" / "README.md").read_text()
-    assert "| `scripted_3` | 100 | 7 | 50 | 43 | 7% (0.03-0.14) | 20% |" in page
+    assert "| `scripted_3` | 100 | 7 | 50 | 43 | 7% (0.03-0.14) | 31% | 20% |" in page
+    assert "| `scripted_2` | 20 | 5 | 15 | 0 | 25% (0.11-0.47) | - | 50% |" in page
     agent = agent_maker(f"model:{tmp_path / 'models' / 'tiny'}")(0)  # it plays by name
     assert hasattr(agent, "act")
 

@@ -33,6 +33,7 @@ def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
     ("config: nowhere.yaml\narms: {a: [x=1]}\n", "does not exist"),
     ("config: tune_configs/smoke.yaml\narms: {a: [seed]}\n", "'arms.a' must be a list of KEY=VALUE"),
     ("config: tune_configs/smoke.yaml\narms: []\n", "'arms' must map"),
+    ("config: tune_configs/smoke.yaml\nlower_games: -1\narms: {a: [x=1]}\n", "'lower_games' must be a whole number"),
 ])
 def test_a_bad_sweep_file_names_what_is_wrong(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
@@ -44,9 +45,11 @@ def test_an_arm_runs_the_benchmark_with_the_shared_and_its_own_overrides(tmp_pat
                                           "arms: {a: [ppo.num_epochs=2], b: [ppo.num_epochs=1]}\n"))
     cmd = sl.bench_command(sweep, "a", 3.0)
     assert cmd[1].endswith("bench_learning.py") and cmd[cmd.index("--minutes") + 1] == "3.0"
-    assert cmd[cmd.index("--final-games") + 1] == "20"
+    assert cmd[cmd.index("--final-games") + 1] == "20" and cmd[cmd.index("--lower-games") + 1] == "20"
     assert cmd[cmd.index("--workers") + 1] == "2"
     assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--set"] == ["seed=5", "ppo.num_epochs=2"]
+    fewer = sl.bench_command({**sweep, "lower_games": 0}, "a", 3.0)  # the full bot only
+    assert fewer[fewer.index("--final-games") + 1] == "20" and fewer[fewer.index("--lower-games") + 1] == "0"
 
 
 def result(arm, minutes, steps, wins, run_dir=""):

@@ -79,6 +79,21 @@ def first_reached(rows: list, wall_of_iteration: dict) -> dict:
     return reached
 
 
+def first_promoted(metrics: list, wall_of_iteration: dict) -> dict:
+    """Level -> (wall minutes, iteration) at which the curriculum first moved past it (metrics.csv's
+    curriculum_agent changed from it to the next level up; the curriculum's own promote_at and window decided)."""
+    passed, level, last = {}, None, -1
+    for r in sorted(metrics, key=lambda r: int(r["iteration"])):
+        agent, it = r.get("curriculum_agent") or None, int(r["iteration"])
+        if agent is None:
+            continue
+        lvl = int(float(r["curriculum_level"])) if r.get("curriculum_level") not in (None, "") else None
+        if level is not None and lvl is not None and lvl > last and level not in passed:
+            passed[level] = (wall_of_iteration.get(it), it)
+        level, last = agent, lvl if lvl is not None else last
+    return passed
+
+
 def curve_levels(cfg) -> list:
     """The levels the curve reports, weakest first: the reference ladder's and any other level of the run's
     curriculum (the warm-up levels, policies/agents/ladder.py; other agents after them)."""
@@ -214,6 +229,7 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
     agent_steps = {int(r["iteration"]): int(float(r["agent_steps"])) for r in metrics if r.get("agent_steps")}
     opponents_rows = read_csv(next(iter(glob.glob(os.path.join(run_dir, "*", "opponents.csv"))), ""))
     reached = first_reached(opponents_rows, wall)
+    promoted = first_promoted(metrics, wall)
     curve = []
     for r in opponents_rows:
         if int(r["games"] or 0):
@@ -221,10 +237,13 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
                           "opponent": r["opponent"], "games": int(r["games"]), "wins": int(r["wins"]),
                           "curriculum_level": r.get("curriculum_level")})
     levels = curve_levels(cfg)
-    print(f"\n{'opponent':>14s} {'reached 80% at (wall min)':>26s} {'iteration':>9s}")
+    print(f"\n{'opponent':>14s} {'reached 80% at (wall min)':>26s} {'iteration':>9s} "
+          f"{'curriculum passed it at (wall min)':>35s}")
     for level in levels:
         m, it = reached.get(level, (None, None))
-        print(f"{level:>14s} {('-' if m is None else f'{m:.1f}'):>26s} {('-' if it is None else it):>9}")
+        p = promoted.get(level, (None,))[0]
+        print(f"{level:>14s} {('-' if m is None else f'{m:.1f}'):>26s} {('-' if it is None else it):>9} "
+              f"{('-' if p is None else f'{p:.1f}'):>35s}")
 
     checkpoint = latest_checkpoint(run_dir)
     final = {}
@@ -242,6 +261,10 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
         # the agent steps sampled up to the iteration that reached the level (metrics.csv's agent_steps)
         "reached_80pct_agent_steps": {level: agent_steps.get(reached[level][1]) if level in reached else None
                                       for level in levels},
+        # the curriculum's own promotions (opponents.curriculum.promote_at over its window, e.g. 75% of 20 games)
+        "promoted_minutes": {level: promoted.get(level, (None,))[0] for level in levels},
+        "promoted_agent_steps": {level: agent_steps.get(promoted[level][1]) if level in promoted else None
+                                 for level in levels},
         "checkpoint": checkpoint, "final": final, "final_win_rate_vs_full_bot": top.get("win_rate"),
         "meets_goal": bool(top) and top["win_rate"] >= GOAL_WIN_RATE, "curve": curve}))
     return 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.bench_learning import GOAL_MIN_GAMES, curve_levels, first_reached, wilson
+from scripts.bench_learning import GOAL_MIN_GAMES, curve_levels, first_promoted, first_reached, wilson
 
 
 def rows(*spec):
@@ -21,6 +21,16 @@ def test_a_level_is_reached_at_the_first_80_percent_over_20_games():
     reached = first_reached(data, wall)
     assert reached == {"random": (30.0, 3), "scripted_1": (60.0, 6)}
     assert GOAL_MIN_GAMES == 20
+
+
+def test_the_curriculums_promotions_are_reported_at_the_iteration_the_level_changed():
+    rows = [{"iteration": str(i), "curriculum_agent": a, "curriculum_level": str(lv)}
+            for i, (a, lv) in enumerate([("scripted_1", 0), ("scripted_1", 0), ("scripted_2", 1), ("scripted_2", 1),
+                                         ("scripted_1", 0), ("scripted_2", 1), ("scripted_3", 2)], start=1)]
+    wall = {i: 2.0 * i for i in range(1, 8)}
+    # passed scripted_1 at iteration 3 (a demotion and a second promotion do not move it), scripted_2 at 7
+    assert first_promoted(rows, wall) == {"scripted_1": (6.0, 3), "scripted_2": (14.0, 7)}
+    assert first_promoted([{"iteration": "1", "curriculum_agent": "", "curriculum_level": ""}], wall) == {}
 
 
 def test_wilson_interval():

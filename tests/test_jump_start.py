@@ -83,32 +83,42 @@ def test_the_guide_plays_main_up_to_the_hand_over_and_its_steps_never_become_tra
     from training.batched_env_runner import chunk_origin
     handover_s, steps_per_game = 2.0, 38  # tiny_smoke's 5 s games; the guide plays steps 0..14 of each
     guided = handover_steps(handover_s, 4, TICKS)
+    own = steps_per_game - guided  # 23 steps of "main"'s own per game
     runner, _ = runner_and_learner(tiny_smoke(
         opponents__fixed={"scripted": 1.0}, resources__num_envs_per_env_runner=2,
         opponents__jump_start={"guide": "noop", "opponent": "scripted", "handover_s": [handover_s, 0.0]}))
     calls = []
     runner.matchups.opponents._makers["noop"] = lambda seed: SpyGuide(calls)  # the games start at the first sample
-    episodes = runner.sample(num_timesteps=120, explore=True)  # 60 steps per env: one whole game and 22 steps
-    assert len(calls) == 2 * 2 * guided  # two games per env, each guided for its first 15 steps
+    episodes = runner.sample(num_timesteps=120, explore=True)  # 60 own steps per env: games of 23, 23 and 14
+    assert sum(len(e) for e in episodes) == 120  # the batch holds main's own steps only, as many as asked for
+    assert len(calls) == 2 * 3 * guided  # three games per env, each guided for its first 15 steps
     assert all(len(heroes) == 1 for heroes in calls)  # the guide is given "main"'s hero only
-    own = 2 * ((steps_per_game - guided) + (60 - steps_per_game - guided))
-    assert sum(len(e) for e in episodes) == own  # the guided steps are absent from the data
+    assert sorted(len(e) for e in episodes) == [14, 14, own, own, own, own]
     assert {e.t_started for e in episodes} == {guided}  # every chunk begins at the hand-over ...
     assert all(e.observations.lookback >= 1 for e in episodes)  # ... with the guided steps' end as lookback
     assert {chunk_origin(e)[1] for e in episodes} == {1}  # the guided chunk was cut off, not returned
     results = runner.matchups.opponents.drain()
-    assert [name for name, _ in results] == [stage_label("scripted", handover_s)] * 2
+    assert [name for name, _ in results] == [stage_label("scripted", handover_s)] * 4  # two whole games per env
 
 
-def test_a_game_the_guide_plays_to_its_end_gives_no_data_and_the_last_stage_no_guide(ray_session):
+def test_the_last_stage_plays_without_a_guide_from_the_next_game_on(ray_session):
     from test_five_learner import runner_and_learner
     runner, _ = runner_and_learner(tiny_smoke(
         opponents__fixed={"scripted": 1.0}, resources__num_envs_per_env_runner=1,
-        opponents__jump_start={"guide": "scripted", "opponent": "scripted", "handover_s": [10.0, 0.0]}))
-    assert runner.sample(num_timesteps=38, explore=True) == []  # the guide played the whole 5 s game
-    assert [name for name, _ in runner.matchups.opponents.drain()] == ["scripted (guided to 10 s)"]
+        opponents__jump_start={"guide": "scripted", "opponent": "scripted", "handover_s": [4.0, 0.0]}))
+    assert sum(len(e) for e in runner.sample(num_timesteps=8, explore=True)) == 8  # a game's last 8 steps
+    assert runner._games[0].guide is not None and [n for n, _ in runner.matchups.opponents.drain()] == [
+        "scripted (guided to 4 s)"]
     runner.matchups.opponents.handover_s = 0.0  # what the driver pushes at the last stage ...
-    assert runner.sample(num_timesteps=38, explore=True) == []  # ... reaches the games drawn after it
+    runner.sample(num_timesteps=38, explore=True)  # ... reaches the games drawn after it (the next game was drawn)
     episodes = runner.sample(num_timesteps=38, explore=True)
     assert runner._games[0].guide is None and sum(len(e) for e in episodes) == 38
-    assert [name for name, _ in runner.matchups.opponents.drain()] == ["scripted (guided to 10 s)", "scripted"]
+    assert [name for name, _ in runner.matchups.opponents.drain()] == ["scripted (guided to 4 s)", "scripted"]
+
+
+def test_a_hand_over_at_or_after_the_time_limit_is_refused():
+    with pytest.raises(ValueError, match="'opponents.jump_start.handover_s': a hand-over at or after the games' time "
+                                         "limit \\(600 s"):
+        RunSettings.from_dict({"env": {"mode": "1v1", "time_limit_s": 600},
+                               "opponents": {"fixed": {"scripted_3": 1.0}, "jump_start": {"guide": "scripted_3",
+                                                                                         "handover_s": [600, 0]}}})

@@ -40,8 +40,10 @@ on. With Jump-Start RL (``opponents.jump_start``, policies/league/jump_start.py)
 with the guide agent playing "main"'s heroes up to the matchup's hand-over time: "main" runs its forward pass on every
 step (its LSTM state follows the game), but the guide's actions are played, and the guided steps are dropped from
 the data (a chunk cut at the hand-over, kept only as the next chunk's lookback), so that only "main"'s own steps
-reach the learner. Only ``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what
-training uses); evaluation games are played outside RLlib's env runners.
+reach the learner. Guided steps do not count toward the sample's env steps either: a batch holds its
+``train_batch_size`` of "main"'s own steps, as without a guide (sampling it takes longer). Only
+``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation
+games are played outside RLlib's env runners.
 """
 from __future__ import annotations
 
@@ -316,7 +318,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     env_ts = 0
                     steps_by_agent.clear(), steps_by_module.clear()
                     break
-                env_ts += 1
+                env_ts += not g.guided  # a guide's step (Jump-Start RL) is no training data: it does not count
                 for a in g.agents:
                     steps_by_agent[a] += 1
                     if g.module_of[a] != FIXED_AGENT:

@@ -36,6 +36,7 @@ from moba.env.config import EnvConfig
 from moba.env.reward_wrapper import NORMALIZE_SCOPES
 from moba.env.rewards import TEAM_SPIRIT
 from moba.game.constants import DEFAULT_FRAMESKIP
+from moba.game.teams import DEFAULT_TIME_LIMIT_S
 from policies.agents.ladder import LADDER
 from policies.league.curriculum import CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_WINDOW, LEAGUE, SELF
 from policies.league.jump_start import JUMP_START_HANDOVER_S, JUMP_START_PROMOTE_AT, JUMP_START_WINDOW
@@ -767,6 +768,12 @@ class RunSettings(_Section):
         opponents = OpponentSettings.from_dict(raw.get("opponents") or {}, league=league, resources=resources)
         init = InitSettings.from_dict(raw.get("init") or {}, kickstart_coeff=schedules["kickstart_coeff"],
                                       resources=resources)
+        js = opponents.jump_start
+        limit = float(env.get("time_limit_s") or DEFAULT_TIME_LIMIT_S[env.get("mode", EnvConfig.mode)])
+        if js.guide is not None and js.handover_s[0] >= limit:
+            _bad("opponents.jump_start.handover_s", f"a hand-over at or after the games' time limit ({limit:g} s, "
+                                                    f"env.time_limit_s) leaves main no steps; got "
+                                                    f"{list(js.handover_s)}")
         trueskill = TrueSkillSettings.from_dict(raw.get("trueskill") or {}, mode=env.get("mode", EnvConfig.mode))
         stop = _stop_section(raw.get("stop"))
         checkpoint = CheckpointSettings.from_dict(raw.get("checkpoint") or {})

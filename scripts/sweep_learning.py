@@ -108,7 +108,7 @@ def run_arm(sweep: dict, arm: str, minutes: float, log=print) -> dict:
 
 
 CURVE_COLUMNS = ("iteration", "time_s", "agent_steps", "curriculum_level", "curriculum_window_win_rate",
-                 "kickstart_kl", "minibatches_applied")
+                 "kickstart_kl", "minibatches_applied", "fixed_games", "fixed_win_rate", "jump_start_handover_s")
 LAST_MINUTES = 5.0  # the table's "lately" figures: means over the arm's last minutes of training
 
 
@@ -133,10 +133,19 @@ def progress(run_dir: str) -> dict:
 
     def mean(col):
         return float(late[col].mean()) if col in late and late[col].notna().any() else None
+    fixed_win = None
+    if {"fixed_games", "fixed_win_rate"} <= set(late) and late["fixed_games"].fillna(0).sum() > 0:
+        games = late["fixed_games"].fillna(0)
+        fixed_win = float((late["fixed_win_rate"].fillna(0) * games).sum() / games.sum())
+    handover = m["jump_start_handover_s"].dropna() if "jump_start_handover_s" in m else []
     return {"agent_steps": int(m["agent_steps"].max()) if "agent_steps" in m else None,
             "gradient_steps": int(m["minibatches_applied"].sum()) if "minibatches_applied" in m else None,
             "window_win_late": mean("curriculum_window_win_rate"), "kickstart_kl_late": mean("kickstart_kl"),
-            "level_late": int(late["curriculum_level"].max()) if "curriculum_level" in late else None}
+            "level_late": int(late["curriculum_level"].max()) if "curriculum_level" in late
+            and late["curriculum_level"].notna().any() else None,
+            # the games against fixed agents won (the config's time-limit rule) over the last minutes, and the
+            # last hand-over time of Jump-Start RL
+            "fixed_win_late": fixed_win, "handover_last": float(handover.iloc[-1]) if len(handover) else None}
 
 
 def _fmt(v, spec: str) -> str:
@@ -148,8 +157,9 @@ def table(arms: dict, levels: list) -> str:
     its progress (agent and gradient steps, the late window win rate and kickstart KL: ``progress``), and its final
     wins against the full bot."""
     head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "agent steps", "gradient steps",
-            f"window win, last {LAST_MINUTES:g} min (level)", f"kickstart KL, last {LAST_MINUTES:g} min",
-            "final wins (full bot)"]
+            f"window win, last {LAST_MINUTES:g} min (level)", f"fixed agents' games won, last {LAST_MINUTES:g} min",
+            "hand-over at the end (s)", f"kickstart KL, last {LAST_MINUTES:g} min",
+            "final wins (full bot; objective)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in arms.items():
         cells = [name, ", ".join(f"`{s}`" for s in r["sets"])]
@@ -161,9 +171,11 @@ def table(arms: dict, levels: list) -> str:
         win = _fmt(pr.get("window_win_late"), ".2f")
         cells += [_fmt(pr.get("agent_steps"), ","), _fmt(pr.get("gradient_steps"), ","),
                   win if pr.get("level_late") is None or win == "-" else f"{win} ({pr['level_late']})",
+                  _fmt(pr.get("fixed_win_late"), ".2f"), _fmt(pr.get("handover_last"), "g"),
                   _fmt(pr.get("kickstart_kl_late"), ".2f")]
         top = (r.get("final") or {}).get("scripted_3") or {}
-        cells.append(f"{top['wins']}/{top['games']}" if top else "-")
+        objective = f"; {top['objective_win_rate']:.0%}" if "objective_win_rate" in top else ""
+        cells.append(f"{top['wins']}/{top['games']}{objective}" if top else "-")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -66,9 +66,13 @@ def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, mo
     run = tmp_path / "run"
     run.mkdir()
     (run / "metrics.csv").write_text("iteration,time_s,agent_steps,curriculum_level,curriculum_window_win_rate,"
-                                     "kickstart_kl,minibatches_applied\n1,60,5000,0,0.2,3.0,4\n"
-                                     "2,120,10000,0,0.6,2.0,3\n3,600,15000,1,0.1,1.0,2\n")
-    (out / "arms.jsonl").write_text(json.dumps(result("4000", 12.5, 40000, 3, str(run))) + "\n")
+                                     "kickstart_kl,minibatches_applied,fixed_games,fixed_win_rate,"
+                                     "jump_start_handover_s\n1,60,5000,0,0.2,3.0,4,2,0.5,300\n"
+                                     "2,120,10000,0,0.6,2.0,3,1,1.0,300\n3,600,15000,1,0.1,1.0,2,3,0.0,150\n"
+                                     "4,610,16000,1,0.1,1.0,2,1,1.0,150\n")
+    first = result("4000", 12.5, 40000, 3, str(run))
+    first["final"]["scripted_3"]["objective_win_rate"] = 0.35
+    (out / "arms.jsonl").write_text(json.dumps(first) + "\n")
     ran = []
     monkeypatch.setattr(sl, "run_arm", lambda s, arm, minutes, log=print: ran.append(arm) or result(arm, None, None, 0))
     assert sl.main([sweep, "--out", str(out)]) == 0
@@ -76,9 +80,10 @@ def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, mo
     last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert last["arms"] == ["4000", "8000"] and set(last["written"]) == {"table", "curves"}
     rows = (out / "table.md").read_text().splitlines()
-    # the last 5 minutes are iterations 2 and 3 (120 s >= 600 s - 300 s is false: iteration 3 alone)
-    assert rows[2] == "| 4000 | `ppo.train_batch_size=4000` | 12.5 / 40,000 | - | 15,000 | 9 | 0.10 (1) | 1.00 | 3/20 |"
-    assert rows[3] == "| 8000 | `ppo.train_batch_size=8000` | - | - | - | - | - | - | 0/20 |"
+    # the last 5 minutes are iterations 3 and 4 (120 s >= 610 s - 300 s is false): 1 of their 4 fixed games won
+    assert rows[2] == ("| 4000 | `ppo.train_batch_size=4000` | 12.5 / 40,000 | - | 16,000 | 11 | 0.10 (1) | 0.25 | "
+                       "150 | 1.00 | 3/20; 35% |")
+    assert rows[3] == "| 8000 | `ppo.train_batch_size=8000` | - | - | - | - | - | - | - | - | 0/20 |"
     assert len(sl.read_arms(str(out / "arms.jsonl"))) == 2
     assert sl.main([sweep, "--out", str(out), "--only", "x"]) == 2
     assert "--only: unknown arm 'x'; allowed: ['4000', '8000']" in capsys.readouterr().err

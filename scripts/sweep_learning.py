@@ -180,30 +180,51 @@ def table(arms: dict, levels: list) -> str:
     return "\n".join(lines) + "\n"
 
 
+def trained_against_win_rate(m):
+    """Per iteration, the win rate against what the arm trains on: the curriculum's window win rate, or, without a
+    curriculum, the games against fixed agents won over the last ~20 games (a rolling sum over iterations)."""
+    if "curriculum_window_win_rate" in m and m["curriculum_window_win_rate"].notna().any():
+        return m["curriculum_window_win_rate"]
+    if {"fixed_games", "fixed_win_rate"} <= set(m):
+        games = m["fixed_games"].fillna(0)
+        wins = (m["fixed_win_rate"].fillna(0) * games)
+        span = max(1, int(round(20 / max(games.mean(), 1e-9))))  # iterations holding about 20 games
+        return wins.rolling(span, min_periods=1).sum() / games.rolling(span, min_periods=1).sum()
+    return None
+
+
 def curves_figure(arms: dict):
-    """Per arm against agent steps: the curriculum level, the window win rate against the current level, and the
-    kickstart KL; and the level against wall minutes (None without data)."""
+    """Per arm: the curriculum level against wall minutes and agent steps (Jump-Start RL's hand-over time instead, for
+    an arm without a curriculum that has one), the win rate against what it trains on (trained_against_win_rate),
+    and the kickstart KL, against agent steps (None without data)."""
     import matplotlib.pyplot as plt
     data = {name: curriculum_curve(r["run_dir"]) for name, r in arms.items()}
-    data = {k: v for k, v in data.items() if v is not None and "curriculum_level" in v}
+    data = {k: v for k, v in data.items() if v is not None and not v.empty}
     if not data:
         return None
+    climbing = any("curriculum_level" in m and m["curriculum_level"].notna().any() for m in data.values())
+    level, level_label = (("curriculum_level", "curriculum level") if climbing else
+                          ("jump_start_handover_s", "Jump-Start hand-over (game s)"))
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.2))
-    panels = [(axes[0, 0], "time_s", "curriculum_level", "training wall time (minutes)", "curriculum level"),
-              (axes[0, 1], "agent_steps", "curriculum_level", "agent steps sampled", "curriculum level"),
-              (axes[1, 0], "agent_steps", "curriculum_window_win_rate", "agent steps sampled",
-               "window win rate vs the current level"),
+    panels = [(axes[0, 0], "time_s", level, "training wall time (minutes)", level_label),
+              (axes[0, 1], "agent_steps", level, "agent steps sampled", level_label),
+              (axes[1, 0], "agent_steps", "win", "agent steps sampled",
+               "window win rate vs the current level" if climbing else "win rate vs the fixed agents (~20 games)"),
               (axes[1, 1], "agent_steps", "kickstart_kl", "agent steps sampled", "kickstart KL (to the teacher)")]
-    for name, m in data.items():
+    for i, (name, m) in enumerate(data.items()):
+        win = trained_against_win_rate(m)
         for ax, x, y, _, _ in panels:
-            if x in m and y in m:
-                xs = m[x] / 60.0 if x == "time_s" else m[x]
-                ax.plot(xs, m[y].rolling(10, min_periods=1).mean() if y != "curriculum_level" else m[y], label=name)
+            ys = win if y == "win" else m[y] if y in m else None
+            if x not in m or ys is None or not ys.notna().any():
+                continue
+            xs = m[x] / 60.0 if x == "time_s" else m[x]
+            ax.plot(xs, ys if y in (level, "win") else ys.rolling(10, min_periods=1).mean(), label=name,
+                    color=f"C{i}")  # an arm's colour in every panel, where it has data or not
     for ax, _, _, xlabel, ylabel in panels:
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    axes[0, 1].legend(fontsize=8)
+    axes[1, 1].legend(fontsize=8)
     fig.tight_layout()
     return fig
 

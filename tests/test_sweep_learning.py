@@ -98,3 +98,12 @@ def test_final_games_can_be_overridden_for_a_run_of_the_sweep(tmp_path, monkeypa
     assert seen == [0] and sl.bench_command({**sl.load_sweep(sweep), "final_games": 0}, "a", 1.0).count("0") >= 2
     assert sl.main([sweep, "--out", str(tmp_path / "out2"), "--final-games", "-1"]) == 2
     assert "--final-games must be >= 0" in capsys.readouterr().err
+
+
+def test_an_arm_without_a_curriculum_is_plotted_by_its_games_against_the_fixed_agents():
+    import pandas as pd
+    climbing = pd.DataFrame({"curriculum_window_win_rate": [0.1, 0.5], "fixed_games": [4, 4],
+                             "fixed_win_rate": [1.0, 1.0]})
+    assert list(sl.trained_against_win_rate(climbing)) == [0.1, 0.5]  # the curriculum's own window
+    fixed = pd.DataFrame({"fixed_games": [10, 10, 10, 10], "fixed_win_rate": [0.0, 0.5, 1.0, 0.5]})
+    assert list(sl.trained_against_win_rate(fixed)) == [0.0, 0.25, 0.75, 0.75]  # about 20 games: two iterations

@@ -39,10 +39,10 @@ class OpponentsCallback(TrialFilesCallback):
 
     @override(TrialFilesCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
-        cur = run_settings(algorithm.config).opponents.curriculum
+        opponents = run_settings(algorithm.config).opponents
+        cur, js = opponents.curriculum, opponents.jump_start
         if cur.share > 0:
             self.curriculum = Curriculum(list(cur.ladder), cur.window, cur.promote_at, cur.demote_at)
-        js = run_settings(algorithm.config).opponents.jump_start
         if js.guide is not None:
             self.jump_start = JumpStart(js.opponent, js.guide, js.handover_s, js.window, js.promote_at)
 

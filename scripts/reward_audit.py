@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 from ray.rllib.utils.annotations import override  # noqa: E402
 
-from moba.env.actions import A_NOOP  # noqa: E402
+from moba.env.actions import able_to_act, noops_while_able  # noqa: E402
 from moba.env.reward_wrapper import wrap  # noqa: E402
 from moba.env.rewards import (DEFAULT_PRESET, REWARD_PRESETS, SIGNALS, TIME_DECAY_BASE,  # noqa: E402
                               TIME_DECAY_PERIOD_S, postprocess_rewards, reward_weights)
@@ -106,7 +106,7 @@ class AuditEnv(MultiAgentEnv):
         self.raw = np.zeros((len(self.possible_agents), len(SIGNALS)))
         self.decayed = np.zeros_like(self.raw)
         self.noops = np.zeros(len(self.possible_agents))
-        self._could_act = {}
+        self._able = {}
 
     @property
     def game(self):
@@ -123,13 +123,12 @@ class AuditEnv(MultiAgentEnv):
         return obs, infos
 
     def _remember_masks(self, obs: dict):
-        self._could_act = {a: int(o["action_mask"].sum()) > 1 for a, o in obs.items()}
+        self._able = able_to_act(obs)
 
     @override(MultiAgentEnv)
     def step(self, action_dict):
         ids = self.possible_agents
-        self.noops += [int(action_dict[a]["primary"]) == A_NOOP and self._could_act[a] if a in action_dict else False
-                       for a in ids]
+        self.noops += noops_while_able(action_dict, self._able, ids)
         obs, rewards, terms, truncs, infos = self.env.step(action_dict)
         self._remember_masks(obs)
         signals = np.array([[infos[a]["reward_signals"][k] for k in SIGNALS] for a in ids])

@@ -153,7 +153,6 @@ class _Game:
         self.buf = {a: {"obs": [obs[a]], "infos": [infos.get(a, {})], "actions": [], "rewards": [],
                         "emo": defaultdict(list)} for a in self.main_agents}
 
-
     @property
     def guided(self) -> bool:
         """Whether the next step is the guide's (Jump-Start RL)."""

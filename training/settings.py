@@ -447,9 +447,10 @@ class JumpStartSettings(_Section):
     promote_at: float = JUMP_START_PROMOTE_AT  # win rate over the window that moves the hand-over earlier
 
     @classmethod
-    def from_dict(cls, d, key: str = "opponents.jump_start", fixed: dict | None = None,
-                  ladder: tuple = ()) -> "JumpStartSettings":
-        """`fixed` and `ladder`: the run's fixed agents and curriculum ladder (the opponent must be played)."""
+    def from_dict(cls, d, key: str = "opponents.jump_start", fixed: dict | None = None, ladder: tuple = (),
+                  time_limit_s: float | None = None) -> "JumpStartSettings":
+        """`fixed` and `ladder`: the run's fixed agents and curriculum ladder (the opponent must be played);
+        `time_limit_s`: the games' length (every hand-over comes before it; None: not checked)."""
         from policies.league.references import agent_path
         js = cls._checked(d, key)
         if js["guide"] is not None:
@@ -469,6 +470,9 @@ class JumpStartSettings(_Section):
                     or any(a <= b for a, b in zip(h, h[1:])):
                 _bad(f"{key}.handover_s", f"must be a non-empty list of game seconds >= 0, latest first (strictly "
                                           f"decreasing), got {h!r}")
+            if time_limit_s is not None and h[0] >= time_limit_s:
+                _bad(f"{key}.handover_s", f"a hand-over at or after the games' time limit ({time_limit_s:g} s, "
+                                          f"env.time_limit_s) leaves main no steps; got {list(h)}")
             if js["window"] < 1:
                 _bad(f"{key}.window", f"must be >= 1, got {js['window']}")
             if not 0.0 < js["promote_at"] <= 1.0:
@@ -489,9 +493,11 @@ class OpponentSettings(_Section):
 
     @classmethod
     def from_dict(cls, d, key: str = "opponents", league: LeagueSettings = LeagueSettings(),
-                  resources: ResourceSettings = ResourceSettings()) -> "OpponentSettings":
-        """`league` and `resources`: the run's (the shares of the league and the opponents sum to at most 1; fixed
-        agents and the curriculum need the batched env runner)."""
+                  resources: ResourceSettings = ResourceSettings(),
+                  time_limit_s: float | None = None) -> "OpponentSettings":
+        """`league`, `resources` and `time_limit_s` (the games' length): the run's (the shares of the league and the
+        opponents sum to at most 1; fixed agents and the curriculum need the batched env runner; Jump-Start RL's
+        hand-over comes before the games' end)."""
         from policies.league.references import agent_path
         opp = cls._checked(d, key)
         if not isinstance(opp["fixed"], dict):
@@ -509,6 +515,7 @@ class OpponentSettings(_Section):
                 _bad(f"{key}.fixed.{name}", f"share must be a number in [0, 1], got {share!r}")
         curriculum = CurriculumSettings.from_dict(cur, f"{key}.curriculum")
         jump_start = JumpStartSettings.from_dict(opp["jump_start"] or {}, f"{key}.jump_start", fixed=opp["fixed"],
+                                                 time_limit_s=time_limit_s,
                                                  ladder=curriculum.ladder if curriculum.share > 0 else ())
         taken = (league.past_fraction if league.enabled else 0.0) + sum(opp["fixed"].values()) + curriculum.share
         if taken > 1.0 + 1e-9:
@@ -765,15 +772,11 @@ class RunSettings(_Section):
         ppo.check_staleness(resources)
         evaluation = EvaluationSettings.from_dict(raw.get("evaluation") or {})
         league = LeagueSettings.from_dict(raw.get("league") or {})
-        opponents = OpponentSettings.from_dict(raw.get("opponents") or {}, league=league, resources=resources)
+        time_limit_s = float(env.get("time_limit_s") or DEFAULT_TIME_LIMIT_S[env.get("mode", EnvConfig.mode)])
+        opponents = OpponentSettings.from_dict(raw.get("opponents") or {}, league=league, resources=resources,
+                                               time_limit_s=time_limit_s)
         init = InitSettings.from_dict(raw.get("init") or {}, kickstart_coeff=schedules["kickstart_coeff"],
                                       resources=resources)
-        js = opponents.jump_start
-        limit = float(env.get("time_limit_s") or DEFAULT_TIME_LIMIT_S[env.get("mode", EnvConfig.mode)])
-        if js.guide is not None and js.handover_s[0] >= limit:
-            _bad("opponents.jump_start.handover_s", f"a hand-over at or after the games' time limit ({limit:g} s, "
-                                                    f"env.time_limit_s) leaves main no steps; got "
-                                                    f"{list(js.handover_s)}")
         trueskill = TrueSkillSettings.from_dict(raw.get("trueskill") or {}, mode=env.get("mode", EnvConfig.mode))
         stop = _stop_section(raw.get("stop"))
         checkpoint = CheckpointSettings.from_dict(raw.get("checkpoint") or {})

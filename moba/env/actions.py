@@ -127,6 +127,18 @@ def validate_actions(action_dict, agent_index: dict, max_units: int) -> np.ndarr
     return acts
 
 
+def able_to_act(observations: dict) -> dict:
+    """Agent -> whether its action mask offers more than the no-op (the hero is alive and not stunned)."""
+    return {a: int(o["action_mask"].sum()) > 1 for a, o in observations.items()}
+
+
+def noops_while_able(action_dict: dict, able: dict, agents) -> np.ndarray:
+    """Per agent of `agents` (in order), 1.0 where its action is the no-op while its mask offered more (`able`: of
+    the observations it acted on, able_to_act), else 0.0."""
+    return np.array([a in action_dict and int(action_dict[a]["primary"]) == A_NOOP and able.get(a, False)
+                     for a in agents], np.float64)
+
+
 def hero_action_table(hero_ab: np.ndarray, abi: np.ndarray, ia_ab: np.ndarray):
     """Per hero: (target type, unit kind) of each primary action, as (n_heroes, N_PRIMARY) int arrays."""
     n = hero_ab.shape[0]

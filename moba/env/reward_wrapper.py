@@ -33,7 +33,7 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.annotations import override
 
-from moba.env.actions import A_NOOP
+from moba.env.actions import able_to_act, noops_while_able
 from moba.env.rewards import TEAM_SPIRIT, TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
 from moba.game.teams import team_of_agent
 
@@ -150,7 +150,7 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         if isinstance(noop_penalty, bool) or not isinstance(noop_penalty, (int, float)) or not noop_penalty >= 0:
             raise ValueError(f"noop_penalty must be a number >= 0, got {noop_penalty!r}")
         self.noop_penalty = float(noop_penalty)
-        self._could_act = {}  # agent -> whether its latest action mask offered more than the no-op
+        self._able = {}  # agent -> whether its latest action mask offered more than the no-op (able_to_act)
 
     def set_team_spirit(self, tau: float):
         if not 0.0 <= float(tau) <= 1.0:
@@ -182,7 +182,7 @@ class PostprocessedRewardEnv(MultiAgentEnv):
 
     def _remember_masks(self, obs: dict):
         if self.noop_penalty:
-            self._could_act = {a: int(o["action_mask"].sum()) > 1 for a, o in obs.items()}
+            self._able = able_to_act(obs)
 
     @override(MultiAgentEnv)
     def step(self, action_dict):
@@ -193,9 +193,7 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         out = postprocess_rewards(raw - win, win, self.team_of, self.team_spirit, game_time, zero_sum=self.zero_sum,
                                   time_decay_base=self.time_decay_base, time_decay_period_s=TIME_DECAY_PERIOD_S)
         if self.noop_penalty:
-            out = out - self.noop_penalty * np.array(
-                [int(action_dict[a]["primary"]) == A_NOOP and self._could_act.get(a, False)
-                 for a in self.possible_agents], np.float64)
+            out = out - self.noop_penalty * noops_while_able(action_dict, self._able, self.possible_agents)
             self._remember_masks(obs)
         scaled = out
         if self.normalize_gamma is not None:

@@ -75,17 +75,23 @@ def engine_fractions(figures: dict, engine: dict) -> dict:
     return out
 
 
+def local_runner_config(cfg, games: int | None = None):
+    """The run's algorithm config for env runners built in this process (no remote ones), with the config's games per
+    runner or `games`."""
+    from callbacks import run_callbacks
+    from training.algorithm import build_algo_config
+    config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0)
+    return config if games is None else config.env_runners(num_envs_per_env_runner=games)
+
+
 def measure_sampling(cfg, rounds: int) -> dict:
     """Agent steps/s of each runner kind (median over alternating samples) and the ratio, batched over classic."""
     import numpy as np
     import torch
-    from training.classic_env_runner import ClassicEnvRunner
-
-    from training.algorithm import build_algo_config
-    from callbacks import run_callbacks
     from training.batched_env_runner import BatchedEnvRunner
+    from training.classic_env_runner import ClassicEnvRunner
     torch.set_num_threads(1)
-    algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0)
+    algo_config = local_runner_config(cfg)
     runners = {"batched": BatchedEnvRunner(config=algo_config), "classic": ClassicEnvRunner(config=algo_config)}
     heroes = len(runners["batched"].env.envs[0].unwrapped.possible_agents)
     seconds = {k: [] for k in runners}
@@ -106,10 +112,9 @@ def measure_sampling(cfg, rounds: int) -> dict:
 
 def measure_learner(cfg) -> dict:
     """Learner rows/s on one iteration's batch from the batched runner."""
-    from training.algorithm import build_algo_config, make_training_env
-    from callbacks import run_callbacks
+    from training.algorithm import make_training_env
     from training.batched_env_runner import BatchedEnvRunner
-    algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0)
+    algo_config = local_runner_config(cfg)
     runner = BatchedEnvRunner(config=algo_config)
     episodes = runner.sample(num_timesteps=cfg.ppo.train_batch_size, explore=True)
     rows = sum(len(e) for e in episodes)

@@ -140,12 +140,11 @@ def memory_slope(points: list) -> float | None:
 def build_runner(cfg, games: int):
     from ray.tune.registry import register_env
 
-    from callbacks import run_callbacks
-    from training.algorithm import ENV_NAME, build_algo_config, make_training_env
+    from scripts.bench_train import local_runner_config
+    from training.algorithm import ENV_NAME, make_training_env
     from training.batched_env_runner import BatchedEnvRunner
     register_env(ENV_NAME, make_training_env)
-    algo_config = build_algo_config(cfg, run_callbacks()).env_runners(num_env_runners=0,
-                                                                       num_envs_per_env_runner=games)
+    algo_config = local_runner_config(cfg, games)
     return algo_config, BatchedEnvRunner(config=algo_config)
 
 

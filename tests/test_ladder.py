@@ -4,17 +4,19 @@ evaluation games the ladder is measured on. Short games only: the ladder's win r
 ``scripts/win_rate.py --ladder``'s job."""
 import copy
 
+import numpy as np
 import pytest
 from moba_testlib import OPEN_SPOT, clear_creeps, creeps_of, make_env, noop_actions, place, reencode, row_of
 
 from moba.env.actions import A_ATTACK, NOOP_ACTION
 from moba.env.moba_env import MobaEnv
-from moba.game.constants import DIRE, RADIANT
+from moba.game.constants import DIRE, LANE_BOT, LANE_MID, LANE_TOP, RADIANT
 from moba.game.state import F_HP, F_MAXHP, H_UNIT
 from policies.agents.by_name import AGENTS, make_agent, play_game
 from policies.agents.ladder import (LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE, WARMUP_HANDICAPS, WARMUP_LADDER,
                              ladder_pairs)
-from policies.agents.scripted import ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, RandomAgent, ScriptedAgent
+from policies.agents.scripted import (ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, LanePath, RandomAgent,
+                                      ScriptedAgent)
 from policies.league.ratings import LIMIT_DRAW, LIMIT_POINTS
 from scripts.win_rate import summarize
 
@@ -222,3 +224,36 @@ def test_ladder_win_rate_counts_time_limit_games_by_the_rule():
     assert draw["win_rate"] == 0.25 and draw["wins_as_radiant"] == 1 and draw["wins_as_dire"] == 0
     points = summarize(rows, LIMIT_POINTS)
     assert points["wins"] == 2 and points["win_rate"] == 0.5 and points["wins_as_dire"] == 1
+
+
+# ---- the bot's lane geometry -----------------------------------------------------------------------------------------
+def _project_by_arrays(path, x, y):
+    """LanePath.project as it was written with arrays (stack, clip, norm, argmin): the reference the float version
+    must equal to the bit, or the bot's decisions (and every game above) would drift."""
+    x, y = np.atleast_1d(x).astype(float), np.atleast_1d(y).astype(float)
+    rel = np.stack([x, y], -1)[:, None, :] - path.pts[None, :-1, :]
+    t = np.clip((rel * path.dir[None]).sum(-1), 0.0, path.len[None])
+    near = path.pts[None, :-1, :] + t[..., None] * path.dir[None]
+    d = np.linalg.norm(np.stack([x, y], -1)[:, None, :] - near, axis=-1)
+    k = d.argmin(axis=1)
+    i = np.arange(len(x))
+    return path.cum[k] + t[i, k], d[i, k]
+
+
+@pytest.mark.parametrize("team,lane", [(t, lane) for t in (RADIANT, DIRE) for lane in (LANE_TOP, LANE_MID, LANE_BOT)])
+def test_lane_projection_equals_the_array_formula_to_the_bit(team, lane):
+    path = LanePath(team, lane)
+    rng = np.random.default_rng(team * 3 + lane)
+    lo, hi = path.pts.min(0) - 2000.0, path.pts.max(0) + 2000.0
+    for n in (1, 2, 7, 40):
+        xy = rng.uniform(lo, hi, size=(n, 2)).astype(np.float32)  # observations are float32
+        xy[0] = path.pts[len(path.pts) // 2]  # on a waypoint: two segments tie, the first must win
+        s, d = path.project(xy[:, 0], xy[:, 1])
+        s_ref, d_ref = _project_by_arrays(path, xy[:, 0], xy[:, 1])
+        assert s.tolist() == s_ref.tolist() and d.tolist() == d_ref.tolist()
+    s, d = path.project(np.float32(xy[1, 0]), float(xy[1, 1]))  # scalars, as the bot passes its own position
+    assert (s.shape, d.shape) == ((1,), (1,)) and s[0] == s_ref[1] and d[0] == d_ref[1]
+    for arc in (-5.0, 0.0, path.cum[1], path.cum[-1] / 3, np.float32(path.cum[-1] / 2), path.cum[-1], 1e9):
+        c = float(np.clip(arc, 0.0, path.cum[-1]))  # the arc length clipped onto the lane, as with arrays
+        k = min(int(np.searchsorted(path.cum, c, side="right")) - 1, len(path.len) - 1)
+        assert path.point(arc).tolist() == (path.pts[k] + (c - path.cum[k]) * path.dir[k]).tolist()

@@ -124,6 +124,10 @@ class Handicap:
 FULL_BOT = Handicap()
 
 
+# the engine's kernel as plain Python: the same double arithmetic without numba's dispatch on every scalar call
+_armor_multiplier = armor_multiplier.py_func
+
+
 def _noop(p=A_NOOP):
     """Primary action p with nothing else chosen (no delay, the first unit row, the centre offset)."""
     return {**NOOP_ACTION, "primary": p}
@@ -131,7 +135,7 @@ def _noop(p=A_NOOP):
 
 def _offset(dx, dy, step):
     c = N_OFFSETS // 2
-    return (int(np.clip(round(dx / step), -c, c)) + c, int(np.clip(round(dy / step), -c, c)) + c)
+    return min(max(round(dx / step), -c), c) + c, min(max(round(dy / step), -c), c) + c
 
 
 class LanePath:
@@ -143,20 +147,30 @@ class LanePath:
         self.len = np.linalg.norm(seg, axis=1)
         self.cum = np.concatenate([[0.0], np.cumsum(self.len)])
         self.dir = seg / self.len[:, None]
+        # per segment: its start, its direction, its length and the arc length at its start, as floats
+        self._segments = [((float(a[0]), float(a[1])), (float(u[0]), float(u[1])), float(n), float(c))
+                          for a, u, n, c in zip(self.pts[:-1], self.dir, self.len, self.cum[:-1])]
 
     def project(self, x, y):
-        """(arc length of the nearest point, distance to the path) for arrays of points."""
-        x, y = np.atleast_1d(x).astype(float), np.atleast_1d(y).astype(float)
-        rel = np.stack([x, y], -1)[:, None, :] - self.pts[None, :-1, :]
-        t = np.clip((rel * self.dir[None]).sum(-1), 0.0, self.len[None])
-        near = self.pts[None, :-1, :] + t[..., None] * self.dir[None]
-        d = np.linalg.norm(np.stack([x, y], -1)[:, None, :] - near, axis=-1)
-        k = d.argmin(axis=1)
-        i = np.arange(len(x))
-        return self.cum[k] + t[i, k], d[i, k]
+        """(arc length of the nearest point, distance to the path) for arrays of points. Plain floats, point by point:
+        a lane has 3-5 segments and a query a handful of points, where numpy's per-call cost was most of the bot's
+        time. The arithmetic is numpy's (x - (a + t u), then sqrt(ex^2 + ey^2) as norm does), so the values are the
+        same to the bit."""
+        s_out, d_out = [], []
+        for px, py in zip(np.atleast_1d(x).tolist(), np.atleast_1d(y).tolist()):
+            best_d = best_s = None
+            for (ax, ay), (dx, dy), ln, c0 in self._segments:
+                t = min(max((px - ax) * dx + (py - ay) * dy, 0.0), ln)
+                ex, ey = px - (ax + t * dx), py - (ay + t * dy)
+                d = math.sqrt(ex * ex + ey * ey)
+                if best_d is None or d < best_d:  # the first nearest segment, as argmin
+                    best_d, best_s = d, c0 + t
+            s_out.append(best_s)
+            d_out.append(best_d)
+        return np.array(s_out), np.array(d_out)
 
     def point(self, s):
-        s = float(np.clip(s, 0.0, self.cum[-1]))
+        s = min(max(float(s), 0.0), float(self.cum[-1]))
         k = min(int(np.searchsorted(self.cum, s, side="right")) - 1, len(self.len) - 1)
         return self.pts[k] + (s - self.cum[k]) * self.dir[k]
 
@@ -313,7 +327,7 @@ class ScriptedAgent:
         skilled = self.handicap.last_hits >= 1.0 or self.rng.random() < self.handicap.last_hits
         dmg = units[myrow, UNIT_ATTACK_DAMAGE]
         lh = [i for i in np.nonzero(enemy & creep & (dist < LAST_HIT_RANGE))[0] if obs["unit_masks"][UK_ATTACK, i]
-              and units[i, UNIT_HEALTH] <= dmg * armor_multiplier(units[i, UNIT_ARMOR]) * LAST_HIT_MARGIN]
+              and units[i, UNIT_HEALTH] <= dmg * _armor_multiplier(float(units[i, UNIT_ARMOR])) * LAST_HIT_MARGIN]
         if lh and skilled:
             return self._attack(min(lh, key=lambda i: dist[i]))
         dn = [i for i in np.nonzero(ally & creep & (units[:, UNIT_DENIABLE] > 0) & (dist < DENY_RANGE))[0]

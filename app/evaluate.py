@@ -2,6 +2,7 @@
 
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
         [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
+        [--randomize all|KEY,...]
 
 An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop", the ladder's levels) or a
 checkpoint, ``model:PATH`` or PATH (an algorithm checkpoint, an RLModule directory or a shipped model ``models/X``;
@@ -12,6 +13,11 @@ last: wins, draws, losses, the win rate (outright wins), the objective win rate 
 team that destroyed more buildings, then killed more heroes: the rule training and rating use) and the points win
 rate (a capped game won by the team with the higher raw return; policies/league/ratings.game_score), the replays and
 the pages written.
+
+``--randomize`` plays training's games instead: the named randomizations on (``all``, or keys of
+``moba.env.config.RANDOMIZATION_KEYS``: hero stats, lineup, item builds and skill orders, ...), no evaluation jitter.
+A gap between the two win rates is what the randomizations change for the matchup (the full bot's designed item
+builds, its fixed heroes).
 
 ``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (moba/env/replay_file.py:
 with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game
@@ -50,7 +56,17 @@ def parse_args(argv=None):
                    help="game seconds between replay records (default 1)")
     p.add_argument("--html", action="store_true", help="with --replay-dir: also write each replay's HTML page")
     p.add_argument("--workers", type=int, default=1, help="processes playing the games (default 1)")
+    p.add_argument("--randomize", metavar="all|KEY,...",
+                   help="play training games: these randomizations on, no evaluation jitter (default: evaluation games)")
     args = p.parse_args(argv)
+    if args.randomize is not None:
+        from moba.env.config import RANDOMIZATION_KEYS
+        keys = list(RANDOMIZATION_KEYS) if args.randomize == "all" else [k for k in args.randomize.split(",") if k]
+        unknown = [k for k in keys if k not in RANDOMIZATION_KEYS]
+        if unknown or not keys:
+            p.error(f"--randomize {args.randomize!r}: unknown keys {unknown}; allowed: all or a comma list of "
+                    f"{list(RANDOMIZATION_KEYS)}")
+        args.randomize = keys
     if args.games < 1:
         p.error("--games must be >= 1")
     if args.workers < 1:
@@ -64,6 +80,15 @@ def parse_args(argv=None):
     return args
 
 
+def env_games(args) -> dict:
+    """The env settings of the games: evaluation games, or with --randomize training's with those randomizations."""
+    keys = getattr(args, "randomize", None)
+    if not keys:
+        return {"evaluation": True}
+    from moba.env.config import RANDOMIZATION_KEYS
+    return {"evaluation": False, "randomize": {k: k in keys for k in RANDOMIZATION_KEYS}}
+
+
 def play_games(args, games: list) -> list:
     """Plays the games with the given indices of the series (policies/league/series.py: game g, the agent plays
     side_of_game(g), seed args.seed + g); returns a result dict per game. Each call loads the agents once."""
@@ -75,7 +100,7 @@ def play_games(args, games: list) -> list:
     from policies.league.ratings import LIMIT_OBJECTIVE, LIMIT_POINTS, WIN
 
     one_torch_thread()
-    env = MobaEnv({"mode": args.mode, "evaluation": True, "time_limit_s": args.time_limit, "seed": args.seed})
+    env = MobaEnv({"mode": args.mode, "time_limit_s": args.time_limit, "seed": args.seed, **env_games(args)})
     make_agent, make_opponent = (agent_maker(a, not args.greedy, env, flag)
                                  for a, flag in ((args.agent, "--agent"), (args.opponent, "--opponent")))
     labels = agent_label(args.agent), agent_label(args.opponent)

@@ -108,7 +108,8 @@ def run_arm(sweep: dict, arm: str, minutes: float, log=print) -> dict:
 
 
 CURVE_COLUMNS = ("iteration", "time_s", "agent_steps", "curriculum_level", "curriculum_window_win_rate",
-                 "kickstart_kl", "minibatches_applied", "fixed_games", "fixed_win_rate", "jump_start_handover_s")
+                 "kickstart_kl", "minibatches_applied", "fixed_games", "fixed_win_rate", "jump_start_handover_s",
+                 "vf_explained_var")
 LAST_MINUTES = 5.0  # the table's "lately" figures: means over the arm's last minutes of training
 
 
@@ -195,22 +196,30 @@ def trained_against_win_rate(m):
 
 def curves_figure(arms: dict):
     """Per arm: the curriculum level against wall minutes and agent steps (Jump-Start RL's hand-over time instead, for
-    an arm without a curriculum that has one), the win rate against what it trains on (trained_against_win_rate),
-    and the kickstart KL, against agent steps (None without data)."""
+    arms without a curriculum that have one; where neither, the win rate against wall minutes and the explained
+    variance against agent steps), the win rate against what it trains on (trained_against_win_rate), and the
+    kickstart KL, against agent steps (None without data)."""
     import matplotlib.pyplot as plt
     data = {name: curriculum_curve(r["run_dir"]) for name, r in arms.items()}
     data = {k: v for k, v in data.items() if v is not None and not v.empty}
     if not data:
         return None
-    climbing = any("curriculum_level" in m and m["curriculum_level"].notna().any() for m in data.values())
-    level, level_label = (("curriculum_level", "curriculum level") if climbing else
-                          ("jump_start_handover_s", "Jump-Start hand-over (game s)"))
+    def has(col):
+        return any(col in m and m[col].notna().any() for m in data.values())
+    climbing = has("curriculum_level")
+    win_label = "window win rate vs the current level" if climbing else "win rate vs the fixed agents (~20 games)"
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.2))
-    panels = [(axes[0, 0], "time_s", level, "training wall time (minutes)", level_label),
-              (axes[0, 1], "agent_steps", level, "agent steps sampled", level_label),
-              (axes[1, 0], "agent_steps", "win", "agent steps sampled",
-               "window win rate vs the current level" if climbing else "win rate vs the fixed agents (~20 games)"),
-              (axes[1, 1], "agent_steps", "kickstart_kl", "agent steps sampled", "kickstart KL (to the teacher)")]
+    if climbing or has("jump_start_handover_s"):
+        level, level_label = (("curriculum_level", "curriculum level") if climbing else
+                              ("jump_start_handover_s", "Jump-Start hand-over (game s)"))
+        top = [(axes[0, 0], "time_s", level, "training wall time (minutes)", level_label),
+               (axes[0, 1], "agent_steps", level, "agent steps sampled", level_label)]
+    else:  # nothing climbs: the win rate against wall time, and the value function's explained variance
+        level = None
+        top = [(axes[0, 0], "time_s", "win", "training wall time (minutes)", win_label),
+               (axes[0, 1], "agent_steps", "vf_explained_var", "agent steps sampled", "explained variance (value)")]
+    panels = top + [(axes[1, 0], "agent_steps", "win", "agent steps sampled", win_label),
+                    (axes[1, 1], "agent_steps", "kickstart_kl", "agent steps sampled", "kickstart KL (to the teacher)")]
     for i, (name, m) in enumerate(data.items()):
         win = trained_against_win_rate(m)
         for ax, x, y, _, _ in panels:

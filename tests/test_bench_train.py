@@ -1,7 +1,7 @@
 """scripts/bench_train.py: all-in training as a fraction of the engine, and the engine's figure from bench_env.py."""
 from __future__ import annotations
 
-from scripts.bench_train import TRAINING_CORES, engine_fractions, measure_engine
+from scripts.bench_train import TRAINING_CORES, classic_unsupported, engine_fractions, measure_engine
 
 
 def test_training_is_reported_as_a_fraction_of_the_engine_on_the_same_cores():
@@ -17,3 +17,9 @@ def test_training_is_reported_as_a_fraction_of_the_engine_on_the_same_cores():
 def test_the_engine_figure_comes_from_bench_env():
     engine = measure_engine(["1v1"], steps=30)
     assert set(engine) == {"1v1"} and isinstance(engine["1v1"], float) and engine["1v1"] > 100
+
+
+def test_a_config_the_classic_runner_cannot_run_is_named_with_the_reason():
+    assert classic_unsupported("tune_configs/smoke.yaml", []) is None
+    reason = classic_unsupported("tune_configs/hok_1v1_kickstart.yaml", [])
+    assert "batched env runner" in reason and "'classic'" in reason

@@ -255,3 +255,19 @@ def test_evaluate_decides_capped_games_by_the_objective_beside_outright_wins():
     assert s["objective_win_rate"] == 1.0
     args.agent, args.opponent = "noop", "scripted_3"
     assert evaluate.evaluate(args, log=lambda line: None)["objective_win_rate"] == 0.0
+
+
+def test_evaluate_plays_training_games_with_the_randomizations_named(capsys):
+    from app import evaluate
+    from moba.env.config import RANDOMIZATION_KEYS
+    base = ["--agent", "scripted_3", "--opponent", "noop", "--mode", "1v1"]
+    assert evaluate.env_games(evaluate.parse_args(base)) == {"evaluation": True}
+    games = evaluate.env_games(evaluate.parse_args(base + ["--randomize", "lineup,item_builds"]))
+    env = MobaEnv({"mode": "1v1", **games})
+    assert not env.cfg.evaluation and not env.cfg.jittered()
+    assert [k for k in RANDOMIZATION_KEYS if env.cfg.randomized(k)] == ["lineup", "item_builds"]
+    assert all(evaluate.env_games(evaluate.parse_args(base + ["--randomize", "all"]))["randomize"].values())
+    with pytest.raises(SystemExit):
+        evaluate.parse_args(base + ["--randomize", "lineup,weather"])
+    err = capsys.readouterr().err
+    assert "--randomize 'lineup,weather': unknown keys ['weather']" in err and "item_builds" in err

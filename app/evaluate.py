@@ -57,7 +57,8 @@ def parse_args(argv=None):
     p.add_argument("--html", action="store_true", help="with --replay-dir: also write each replay's HTML page")
     p.add_argument("--workers", type=int, default=1, help="processes playing the games (default 1)")
     p.add_argument("--randomize", metavar="all|KEY,...",
-                   help="play training games: these randomizations on, no evaluation jitter (default: evaluation games)")
+                   help="play training games: these randomizations on, no evaluation jitter (default: evaluation "
+                        "games)")
     args = p.parse_args(argv)
     if args.randomize is not None:
         from moba.env.config import RANDOMIZATION_KEYS

@@ -80,7 +80,9 @@ class OpponentsCallback(TrialFilesCallback):
                     jump_start.record(name, score, it)
         shares = settings.opponents.shares(settings.league)
         if curriculum is not None:
-            shares[curriculum.current] = shares.get(curriculum.current, 0.0) + shares.pop(CURRICULUM, 0.0)
+            for agent, share in curriculum.agent_shares(shares.pop(CURRICULUM, 0.0),
+                                                        settings.opponents.curriculum.review).items():
+                shares[agent] = shares.get(agent, 0.0) + share
             self.push_level(algorithm)
             state = curriculum.state_dict()
             algorithm.learner_group.foreach_learner(lambda learner: learner.set_curriculum_state(state))

@@ -6,12 +6,13 @@ from __future__ import annotations
 import csv
 import os
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from test_training_e2e import build_algo, tiny_smoke
 
-from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum, OpponentMix
+from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum, OpponentMix, review_agent
 from policies.league.ratings import DRAW, LOSS, WIN
 from callbacks.opponents import OpponentsCallback
 
@@ -81,6 +82,37 @@ def test_the_curriculum_state_round_trips_and_follows_a_changed_ladder():
     assert Curriculum.from_state_dict(state, demote_at=0.1).demote_at == 0.1  # the run config's rule on resume
     longer = Curriculum.from_state_dict(state, ["random", "noop", "scripted_1", "scripted_2", "scripted_3"])
     assert longer.current == "scripted_1" and list(longer.recent) == [1.0]
+
+
+def test_the_review_share_sends_curriculum_games_to_the_level_below_and_they_never_promote():
+    ladder = ["scripted_1", "scripted_2", "scripted_3"]
+    rng = np.random.default_rng(0)
+    assert {review_agent(ladder, "scripted_1", 0.3, rng) for _ in range(200)} == {"scripted_1"}  # nothing below
+    assert {review_agent(ladder, "scripted_3", 0.0, rng) for _ in range(200)} == {"scripted_3"}  # review off
+    counts = Counter(review_agent(ladder, "scripted_3", 0.3, rng) for _ in range(10000))
+    assert set(counts) == {"scripted_2", "scripted_3"}  # only the rung just below, never scripted_1
+    assert abs(counts["scripted_2"] / 10000 - 0.3) < 0.015  # 3.3 standard errors
+    c = Curriculum(ladder, window=2, promote_at=1.0)
+    assert c.agent_shares(0.75, review=0.3) == {"scripted_1": 0.75}
+    c.record("scripted_1", WIN), c.record("scripted_1", WIN)
+    assert c.current == "scripted_2"
+    shares = c.agent_shares(0.75, review=0.3)
+    assert shares == pytest.approx({"scripted_2": 0.525, "scripted_1": 0.225})
+    for _ in range(5):  # the review games' wins are not games against the current level
+        assert not c.record("scripted_1", WIN)
+    assert c.current == "scripted_2" and len(c.recent) == 0
+
+
+def test_an_env_runner_plays_the_review_share_against_the_level_below():
+    from training import run_config
+    from training.opponents import RunnerOpponents, install_level
+    settings = run_config.validate({"opponents": {"curriculum": {
+        "share": 1.0, "review": 0.25, "ladder": ["scripted_1", "scripted_2", "scripted_3"]}}})
+    opp = RunnerOpponents(settings, seed=3)
+    assert {opp.matchup(CURRICULUM)["agent"] for _ in range(100)} == {"scripted_1"}  # the first level: no review
+    install_level(SimpleNamespace(matchups=SimpleNamespace(opponents=opp)), "scripted_3")  # as the driver pushes it
+    counts = Counter(opp.matchup(CURRICULUM)["agent"] for _ in range(4000))
+    assert set(counts) == {"scripted_2", "scripted_3"} and abs(counts["scripted_2"] / 4000 - 0.25) < 0.025
 
 
 # ---- in training -----------------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ the current stage's hand-over (``install_handover``)."""
 from __future__ import annotations
 
 from moba.game.teams import TEAM_NAMES
-from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, OpponentMix
+from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, OpponentMix, review_agent
 from policies.league.jump_start import stage_label
 from training import league_play
 from training.settings import RunSettings, run_settings
@@ -39,6 +39,7 @@ class RunnerOpponents:
         self.mix = OpponentMix(opponents.shares(settings.league), seed)
         self.ladder = list(opponents.curriculum.ladder) if opponents.curriculum.share > 0 else []
         self.level_agent = self.ladder[0] if self.ladder else None
+        self.review = opponents.curriculum.review
         self.time_limit_outcome = opponents.time_limit_outcome
         # Jump-Start RL: its settings (None: off) and the current stage's hand-over time, pushed by the driver
         self.jump_start = opponents.jump_start if opponents.jump_start.guide is not None else None
@@ -49,8 +50,8 @@ class RunnerOpponents:
         self._makers = {}
 
     def matchup(self, kind: str) -> dict:
-        name = self.level_agent if kind == CURRICULUM else kind
         self.games += 1
+        name = review_agent(self.ladder, self.level_agent, self.review, self.mix.rng) if kind == CURRICULUM else kind
         side = TEAM_NAMES[int(self.mix.rng.random() >= 0.5)]
         matchup = {"agent": name, "side": side, "seed": self.seed * 100_003 + self.games}
         if self.jump_start is not None and name == self.jump_start.opponent and self.handover_s > 0:

@@ -38,7 +38,8 @@ from moba.env.rewards import TEAM_SPIRIT
 from moba.game.constants import DEFAULT_FRAMESKIP
 from moba.game.teams import DEFAULT_TIME_LIMIT_S
 from policies.agents.ladder import LADDER
-from policies.league.curriculum import CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_WINDOW, LEAGUE, SELF
+from policies.league.curriculum import (CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_REVIEW, CURRICULUM_WINDOW, LEAGUE,
+                                       SELF)
 from policies.league.jump_start import JUMP_START_HANDOVER_S, JUMP_START_PROMOTE_AT, JUMP_START_WINDOW
 from policies.league.pool import PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS
 from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCOMES
@@ -409,6 +410,7 @@ class CurriculumSettings(_Section):
     window: int = CURRICULUM_WINDOW  # the last games against the current level that decide a promotion
     promote_at: float = CURRICULUM_PROMOTE_AT  # win rate over the window that moves up a level
     demote_at: float | None = None  # win rate over the window that moves back down a level (None: never down)
+    review: float = CURRICULUM_REVIEW  # share of the curriculum's games against the level below the current one
 
     @classmethod
     def from_dict(cls, d, key: str = "opponents.curriculum") -> "CurriculumSettings":
@@ -433,6 +435,9 @@ class CurriculumSettings(_Section):
             if d is not None and not (number and 0.0 <= d < cur["promote_at"]):
                 _bad(f"{key}.demote_at", f"must be null (never down) or a number in [0, promote_at = "
                                          f"{cur['promote_at']}), got {d!r}")
+            r = cur["review"]
+            if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r < 1.0:
+                _bad(f"{key}.review", f"must be a number in [0, 1), got {r!r}")
         return cls(**{**cur, "ladder": tuple(cur["ladder"])})
 
 

@@ -6,7 +6,10 @@ teams), "league" (a past version, policies/league/pool.py), "curriculum" (the cu
 name (policies/agents/by_name.py, or a module checkpoint). The curriculum moves up a level once main has won at least
 ``promote_at`` of its last ``window`` games against the current level (``Curriculum.record``), and, with
 ``demote_at`` set, back down one once it has won at most that share of them; the win rates of
-Gym-microRTS's bot mixes and Honor of Kings' graded reference models (HoK section 6) are the idea.
+Gym-microRTS's bot mixes and Honor of Kings' graded reference models (HoK section 6) are the idea. With ``review`` set,
+that share of the curriculum's games goes to the level just below the current one (``Curriculum.agent_shares``,
+``review_agent``): a passed rung stays in the mix, so a student that trains against a stronger bot keeps being paid
+for the play that beat the rung below (issue 29's erosion).
 Fixed agents play inside the env runners, never as RLlib modules (training/batched_env_runner.py).
 """
 from __future__ import annotations
@@ -20,6 +23,7 @@ from policies.league.ratings import WIN
 SELF, LEAGUE, CURRICULUM = "self", "league", "curriculum"
 CURRICULUM_WINDOW = 40  # the last games against the current level that decide a promotion
 CURRICULUM_PROMOTE_AT = 0.75  # win rate over the window that moves the curriculum up a level
+CURRICULUM_REVIEW = 0.0  # share of the curriculum's games against the level below the current one (0 = none)
 SAVED = object()  # Curriculum.from_state_dict: keep the saved demotion rule
 
 
@@ -38,6 +42,15 @@ class OpponentMix:
     def draw(self) -> str:
         """The kind of the next game's opponent."""
         return self.kinds[int(self.rng.choice(len(self.kinds), p=self.probs))]
+
+
+def review_agent(ladder: list, current: str, review: float, rng: np.random.Generator) -> str:
+    """The agent of one curriculum game: `current`, or, with probability `review` and from the ladder's second level
+    on, the level just below it."""
+    level = ladder.index(current)
+    if level > 0 and review > 0 and rng.random() < review:
+        return ladder[level - 1]
+    return current
 
 
 class Curriculum:
@@ -59,6 +72,12 @@ class Curriculum:
     @property
     def current(self) -> str:
         return self.ladder[self.level]
+
+    def agent_shares(self, share: float, review: float = CURRICULUM_REVIEW) -> dict:
+        """The share of all games each ladder agent gets, of the curriculum's `share` ({agent: share})."""
+        if self.level == 0 or review <= 0:
+            return {self.current: share}
+        return {self.current: share * (1.0 - review), self.ladder[self.level - 1]: share * review}
 
     def window_win_rate(self) -> float:
         return float(np.mean(self.recent)) if self.recent else float("nan")

@@ -5,7 +5,9 @@ the shipped agents' configs, at their own batch, epochs and games per runner), e
         [--iterations 3] [--rounds 6] [--set key=value ...] [--trueskill] [--no-engine] [--only learner]
 
 First the engine with observations (``scripts/bench_env.py`` in its own process, one core, before Ray starts): agent
-decisions/s per core of each mode. Then per config (its mode names its figures) it measures:
+decisions/s per core of each mode; it is measured again once Ray has stopped, and the fractions below take the mean
+of the two (``bracket_engine``), since this machine's speed moves by up to a third within minutes. Then per config
+(its mode names its figures) it measures:
 
 - sampling only: one env runner of each kind, built in this process from the config (its envs per runner, one torch
   thread), sampling in alternation so that both see the same machine; agent steps/s of each (the median over
@@ -39,7 +41,7 @@ DEFAULT_CONFIGS = ["tune_configs/hok_1v1_kickstart.yaml", "tune_configs/five_5v5
 TRAINING_CORES = 2  # the all-in measurement's embedded Ray (ray.init(num_cpus=2)); the engine's figure is per core
 # issue 30's targets: all-in training as a fraction of the engine's agent decisions/s on the same cores
 TARGET_FRACTION = {"1v1": 0.25, "5v5": 0.12}
-ENGINE_STEPS = 3000  # bench_env.py's timed steps per mode
+ENGINE_STEPS = 6000  # bench_env.py's timed steps per mode, each time the engine is measured
 TARGET_SAMPLING_RATIO = 2.0
 TARGET_TRAINED = {"1v1": 2700.0, "5v5": 1800.0}  # agent steps trained per second on 2 cores (the issue's targets)
 PATHS = ("batched", "classic")
@@ -71,6 +73,14 @@ def measure_engine(modes: list, steps: int = ENGINE_STEPS) -> dict:
                          text=True, check=True).stdout
     figures = json.loads(out.strip().splitlines()[-1])
     return {m: figures[m]["env_decisions_per_s"] for m in modes}
+
+
+def bracket_engine(before: dict, after: dict) -> dict:
+    """Mode -> the engine's per-core decisions/s as the mean of its figures before and after the training
+    measurements, with both and their spread (after / before - 1), so a fraction is taken against the machine's
+    speed over the whole run."""
+    return {m: {"before": before[m], "after": after[m], "mean": (before[m] + after[m]) / 2,
+                "spread": round(after[m] / before[m] - 1, 4)} for m in before if m in after}
 
 
 def engine_fractions(figures: dict, engine: dict) -> dict:
@@ -225,6 +235,13 @@ def main(argv=None):
         if "classic" in d:
             out[f"{mode}_classic_trained_agent_steps_per_s"] = d["classic"]["trained_agent_steps_per_s"]
     ray.shutdown()
+    if engine:  # again, on the quiet machine: the fractions take the mean of the two
+        bracket = bracket_engine(engine, measure_engine(sorted(engine)))
+        engine = {m: b["mean"] for m, b in bracket.items()}
+        for m, b in bracket.items():
+            out[f"{m}_engine_before_after"] = [b["before"], b["after"]]
+            print(f"engine + observations, one core, {m}: {b['before']:.0f} before, {b['after']:.0f} after "
+                  f"({100 * b['spread']:+.0f}%)", flush=True)
     out.update(engine_fractions(out, engine))
     for m, per_core in engine.items():
         if f"{m}_batched_fraction_of_engine" in out:

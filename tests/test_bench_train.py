@@ -1,7 +1,7 @@
 """scripts/bench_train.py: all-in training as a fraction of the engine, and the engine's figure from bench_env.py."""
 from __future__ import annotations
 
-from scripts.bench_train import TRAINING_CORES, classic_unsupported, engine_fractions, measure_engine
+from scripts.bench_train import TRAINING_CORES, bracket_engine, classic_unsupported, engine_fractions, measure_engine
 
 
 def test_training_is_reported_as_a_fraction_of_the_engine_on_the_same_cores():
@@ -23,3 +23,9 @@ def test_a_config_the_classic_runner_cannot_run_is_named_with_the_reason():
     assert classic_unsupported("tune_configs/smoke.yaml", []) is None
     reason = classic_unsupported("tune_configs/hok_1v1_kickstart.yaml", [])
     assert "batched env runner" in reason and "'classic'" in reason
+
+
+def test_the_engine_figure_is_the_mean_of_its_measurements_before_and_after_training():
+    bracket = bracket_engine({"1v1": 10000.0, "5v5": 16000.0}, {"1v1": 12000.0, "5v5": 12000.0, "3v3": 1.0})
+    assert bracket == {"1v1": {"before": 10000.0, "after": 12000.0, "mean": 11000.0, "spread": 0.2},
+                       "5v5": {"before": 16000.0, "after": 12000.0, "mean": 14000.0, "spread": -0.25}}

@@ -7,7 +7,7 @@ name (policies/agents/by_name.py, or a module checkpoint). The curriculum moves 
 ``promote_at`` of its last ``window`` games against the current level (``Curriculum.record``), and, with
 ``demote_at`` set, back down one once it has won at most that share of them; the win rates of
 Gym-microRTS's bot mixes and Honor of Kings' graded reference models (HoK section 6) are the idea. With ``review`` set,
-that share of the curriculum's games goes to the level just below the current one (``Curriculum.agent_shares``,
+that share of the curriculum's games goes to the level just below the current one (``review_split``, drawn by
 ``review_agent``): a passed rung stays in the mix, so a student that trains against a stronger bot keeps being paid
 for the play that beat the rung below (issue 29's erosion).
 Fixed agents play inside the env runners, never as RLlib modules (training/batched_env_runner.py).
@@ -44,13 +44,19 @@ class OpponentMix:
         return self.kinds[int(self.rng.choice(len(self.kinds), p=self.probs))]
 
 
-def review_agent(ladder: list, current: str, review: float, rng: np.random.Generator) -> str:
-    """The agent of one curriculum game: `current`, or, with probability `review` and from the ladder's second level
-    on, the level just below it."""
+def review_split(ladder: list, current: str, review: float) -> dict:
+    """The curriculum's games by agent ({agent: fraction}): all against `current`, or, from the ladder's second level
+    on, `review` of them against the level just below it."""
     level = ladder.index(current)
-    if level > 0 and review > 0 and rng.random() < review:
-        return ladder[level - 1]
-    return current
+    if level == 0 or review <= 0:
+        return {current: 1.0}
+    return {current: 1.0 - review, ladder[level - 1]: review}
+
+
+def review_agent(ladder: list, current: str, review: float, rng: np.random.Generator) -> str:
+    """The agent of one curriculum game, drawn by review_split (the coin is drawn only where there is a review)."""
+    below = [agent for agent in review_split(ladder, current, review) if agent != current]
+    return below[0] if below and rng.random() < review else current
 
 
 class Curriculum:
@@ -75,9 +81,7 @@ class Curriculum:
 
     def agent_shares(self, share: float, review: float = CURRICULUM_REVIEW) -> dict:
         """The share of all games each ladder agent gets, of the curriculum's `share` ({agent: share})."""
-        if self.level == 0 or review <= 0:
-            return {self.current: share}
-        return {self.current: share * (1.0 - review), self.ladder[self.level - 1]: share * review}
+        return {agent: share * f for agent, f in review_split(self.ladder, self.current, review).items()}
 
     def window_win_rate(self) -> float:
         return float(np.mean(self.recent)) if self.recent else float("nan")

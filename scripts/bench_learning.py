@@ -137,6 +137,26 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
     return out
 
 
+def final_games(top_games: int, lower_games: int) -> dict:
+    """The default final games: `top_games` against the full bot, `lower_games` against every lower ladder level."""
+    from policies.agents.ladder import LADDER
+    return {**{level: lower_games for level in LADDER if level != TOP_LEVEL}, TOP_LEVEL: top_games}
+
+
+def parse_final_against(items: list) -> dict:
+    """--final-against AGENT=GAMES lines -> {agent: games}; errors name the bad item and the allowed agents."""
+    from policies.agents.by_name import AGENTS
+    out = {}
+    for item in items:
+        agent, sep, games = item.partition("=")
+        if not sep or not games.strip().isdigit():
+            raise ValueError(f"--final-against {item!r}: must be AGENT=GAMES, GAMES a whole number >= 0")
+        if agent not in AGENTS:
+            raise ValueError(f"--final-against {item!r}: unknown agent {agent!r}; allowed: {sorted(AGENTS)}")
+        out[agent] = int(games)
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", default="tune_configs/hok_1v1.yaml")
@@ -149,12 +169,19 @@ def main(argv=None):
                    help="an argument for app.pretrain (e.g. --pretrain-arg=--games=40)")
     p.add_argument("--final-games", type=int, default=100, help="final games against the full scripted bot")
     p.add_argument("--lower-games", type=int, default=20, help="final games against every lower ladder level")
+    p.add_argument("--final-against", action="append", default=[], metavar="AGENT=GAMES",
+                   help="final games against this agent instead of the ladder's (repeatable; e.g. random=20 for a "
+                        "run from scratch)")
     p.add_argument("--workers", type=int, default=2, help="processes for the final games")
     p.add_argument("--greedy", action="store_true", help="final games with the most likely actions")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--from-run", metavar="RUN_DIR", help="train nothing: the curve and final games of a benchmark run "
                                                           "trained before")
     args = p.parse_args(argv)
+    try:
+        args.final_against = parse_final_against(args.final_against)
+    except ValueError as e:
+        p.error(str(e))
     if args.from_run:
         return report(args, *from_run(p, args.from_run))
     from app import train
@@ -221,7 +248,6 @@ def from_run(p, run_dir: str) -> tuple:
 
 def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrain, kickstarted) -> int:
     """The curve (the minute and agent step each level was reached), the final games, and the JSON line."""
-    from policies.agents.ladder import LADDER
     mode = cfg.env.get("mode", "1v1")
     name = cfg.name
     metrics = read_csv(os.path.join(run_dir, "metrics.csv"))
@@ -248,8 +274,7 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
     checkpoint = latest_checkpoint(run_dir)
     final = {}
     if checkpoint:
-        games = {level: args.lower_games for level in LADDER if level != TOP_LEVEL}
-        games[TOP_LEVEL] = args.final_games
+        games = args.final_against or final_games(args.final_games, args.lower_games)
         final = final_evaluation(checkpoint, mode, games, args.greedy, args.workers)
     top = final.get(TOP_LEVEL, {})
     print(json.dumps({

@@ -12,6 +12,7 @@ shares and each arm's own (``--set`` lines of app.train):
     minutes: 20                 # wall-time budget per arm (the benchmark's --minutes)
     final_games: 20             # the benchmark's final games against the full bot (--final-games)
     lower_games: 0              # ... and against every lower level (--lower-games; default: final_games)
+    final_against: {random: 20} # or these final games instead of the two above (--final-against; runs from scratch)
     workers: 2                  # processes for those games (--workers; training has stopped by then)
     set: [evaluation.interval=0]
     arms:
@@ -42,7 +43,7 @@ import yaml
 from training.cli import user_errors
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SWEEP_KEYS = {"config", "minutes", "final_games", "lower_games", "workers", "set", "arms"}
+SWEEP_KEYS = {"config", "minutes", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
 
 
 def load_sweep(path: str) -> dict:
@@ -68,6 +69,11 @@ def load_sweep(path: str) -> dict:
     for key in ("final_games", "lower_games"):
         if key in sweep and (isinstance(sweep[key], bool) or not isinstance(sweep[key], int) or sweep[key] < 0):
             raise ValueError(f"{path}: {key!r} must be a whole number >= 0, got {sweep[key]!r}")
+    against = sweep.get("final_against", {})
+    if not isinstance(against, dict) or not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0
+                                                for g in against.values()):
+        raise ValueError(f"{path}: 'final_against' must map agent names to whole numbers of games >= 0, "
+                         f"got {against!r}")
     return {"minutes": 20.0, "final_games": 20, "workers": 2, "set": [], **sweep}
 
 
@@ -76,6 +82,7 @@ def bench_command(sweep: dict, arm: str, minutes: float) -> list[str]:
     return ([sys.executable, os.path.join(REPO, "scripts", "bench_learning.py"), "--config", sweep["config"],
              "--minutes", str(minutes), "--final-games", str(sweep["final_games"]),
              "--lower-games", str(sweep.get("lower_games", sweep["final_games"])), "--workers", str(sweep["workers"])]
+            + sum((["--final-against", f"{a}={g}"] for a, g in sweep.get("final_against", {}).items()), [])
             + sum((["--set", s] for s in sets), []))
 
 
@@ -156,11 +163,11 @@ def _fmt(v, spec: str) -> str:
 def table(arms: dict, levels: list) -> str:
     """The markdown table: per arm, its overrides, the wall minutes and agent steps at which it reached each level,
     its progress (agent and gradient steps, the late window win rate and kickstart KL: ``progress``), and its final
-    wins against the full bot."""
+    wins: against the full bot, or against the sweep's final_against agents."""
     head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "agent steps", "gradient steps",
             f"window win, last {LAST_MINUTES:g} min (level)", f"fixed agents' games won, last {LAST_MINUTES:g} min",
             "hand-over at the end (s)", f"kickstart KL, last {LAST_MINUTES:g} min",
-            "final wins (full bot; objective)"]
+            "final wins (vs the full bot unless named; objective)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in arms.items():
         cells = [name, ", ".join(f"`{s}`" for s in r["sets"])]
@@ -174,11 +181,20 @@ def table(arms: dict, levels: list) -> str:
                   win if pr.get("level_late") is None or win == "-" else f"{win} ({pr['level_late']})",
                   _fmt(pr.get("fixed_win_late"), ".2f"), _fmt(pr.get("handover_last"), "g"),
                   _fmt(pr.get("kickstart_kl_late"), ".2f")]
-        top = (r.get("final") or {}).get("scripted_3") or {}
-        objective = f"; {top['objective_win_rate']:.0%}" if "objective_win_rate" in top else ""
-        cells.append(f"{top['wins']}/{top['games']}{objective}" if top else "-")
+        cells.append(final_cell(r.get("final") or {}))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def final_cell(final: dict) -> str:
+    """The final games' cell: wins/games (and the objective's win rate) against the full bot, or against each agent
+    played when the full bot was not."""
+    def one(f):
+        objective = f"; {f['objective_win_rate']:.0%}" if "objective_win_rate" in f else ""
+        return f"{f['wins']}/{f['games']}{objective}"
+    if "scripted_3" in final:
+        return one(final["scripted_3"])
+    return ", ".join(f"vs {agent}: {one(f)}" for agent, f in final.items()) or "-"
 
 
 def trained_against_win_rate(m):

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.bench_learning import GOAL_MIN_GAMES, curve_levels, first_promoted, first_reached, wilson
+from scripts.bench_learning import (GOAL_MIN_GAMES, curve_levels, final_games, first_promoted, first_reached,
+                                    parse_final_against, wilson)
 
 
 def rows(*spec):
@@ -69,3 +70,14 @@ def test_from_run_reports_a_run_trained_before_with_minutes_from_the_time_in_its
     assert out["reached_80pct_minutes"]["scripted_1"] is None
     assert out["train_wall_minutes"] == 5.0 and out["train_rc"] is None and out["budget_minutes"] is None
     assert out["checkpoint"] is None and out["final"] == {}
+
+
+def test_the_final_games_are_the_ladders_unless_named():
+    assert final_games(20, 5) == {"random": 5, "scripted_1": 5, "scripted_2": 5, "scripted_3": 20}
+    assert parse_final_against(["random=20", "scripted_1_r75=4"]) == {"random": 20, "scripted_1_r75": 4}
+    assert parse_final_against([]) == {}
+    with pytest.raises(ValueError, match="unknown agent 'randm'; allowed: .*'random'"):
+        parse_final_against(["randm=20"])
+    for bad in ("random", "random=x", "random=-1"):
+        with pytest.raises(ValueError, match="must be AGENT=GAMES"):
+            parse_final_against([bad])

@@ -18,7 +18,7 @@ def write(tmp_path, text: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("name", ["batch_size.yaml", "sample_reuse.yaml"])
+@pytest.mark.parametrize("name", ["batch_size.yaml", "sample_reuse.yaml", "scratch.yaml"])
 def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
     from training import run_config
     sweep = sl.load_sweep(os.path.join(ROOT, "tune_configs", "sweeps", name))
@@ -34,6 +34,8 @@ def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
     ("config: tune_configs/smoke.yaml\narms: {a: [seed]}\n", "'arms.a' must be a list of KEY=VALUE"),
     ("config: tune_configs/smoke.yaml\narms: []\n", "'arms' must map"),
     ("config: tune_configs/smoke.yaml\nlower_games: -1\narms: {a: [x=1]}\n", "'lower_games' must be a whole number"),
+    ("config: tune_configs/smoke.yaml\nfinal_against: {random: -2}\narms: {a: [x=1]}\n", "'final_against' must map"),
+    ("config: tune_configs/smoke.yaml\nfinal_against: [random]\narms: {a: [x=1]}\n", "'final_against' must map"),
 ])
 def test_a_bad_sweep_file_names_what_is_wrong(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
@@ -50,6 +52,17 @@ def test_an_arm_runs_the_benchmark_with_the_shared_and_its_own_overrides(tmp_pat
     assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--set"] == ["seed=5", "ppo.num_epochs=2"]
     fewer = sl.bench_command({**sweep, "lower_games": 0}, "a", 3.0)  # the full bot only
     assert fewer[fewer.index("--final-games") + 1] == "20" and fewer[fewer.index("--lower-games") + 1] == "0"
+
+
+def test_final_against_replaces_the_ladders_final_games_in_the_command_and_the_table(tmp_path):
+    sweep = sl.load_sweep(write(tmp_path, "config: tune_configs/smoke.yaml\nfinal_games: 0\nlower_games: 0\n"
+                                          "final_against: {random: 20, noop: 4}\narms: {a: [x=1]}\n"))
+    cmd = sl.bench_command(sweep, "a", 3.0)
+    assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--final-against"] == ["random=20", "noop=4"]
+    final = {"random": {"wins": 17, "games": 20, "objective_win_rate": 0.9}, "noop": {"wins": 4, "games": 4}}
+    assert sl.final_cell(final) == "vs random: 17/20; 90%, vs noop: 4/4"
+    assert sl.final_cell({**final, "scripted_3": {"wins": 1, "games": 20}}) == "1/20"
+    assert sl.final_cell({}) == "-"
 
 
 def result(arm, minutes, steps, wins, run_dir=""):

@@ -61,13 +61,10 @@ def parse_args(argv=None):
                         "games)")
     args = p.parse_args(argv)
     if args.randomize is not None:
-        from moba.env.config import RANDOMIZATION_KEYS
-        keys = list(RANDOMIZATION_KEYS) if args.randomize == "all" else [k for k in args.randomize.split(",") if k]
-        unknown = [k for k in keys if k not in RANDOMIZATION_KEYS]
-        if unknown or not keys:
-            p.error(f"--randomize {args.randomize!r}: unknown keys {unknown}; allowed: all or a comma list of "
-                    f"{list(RANDOMIZATION_KEYS)}")
-        args.randomize = keys
+        try:
+            args.randomize = randomize_setting(args.randomize)
+        except ValueError as e:
+            p.error(f"--randomize {args.randomize!r}: {e}")
     if args.games < 1:
         p.error("--games must be >= 1")
     if args.workers < 1:
@@ -81,13 +78,22 @@ def parse_args(argv=None):
     return args
 
 
+def randomize_setting(text: str) -> dict:
+    """--randomize's value (all, or a comma list of keys) -> the env's ``randomize`` mapping, every key not named off;
+    EnvConfig's own check names an unknown key and the allowed ones."""
+    from moba.env.config import RANDOMIZATION_KEYS, EnvConfig
+    named = list(RANDOMIZATION_KEYS) if text == "all" else [k for k in text.split(",") if k]
+    if not named:
+        raise ValueError(f"name at least one key: all or a comma list of {list(RANDOMIZATION_KEYS)}")
+    setting = {**{k: False for k in RANDOMIZATION_KEYS}, **{k: True for k in named}}
+    EnvConfig.from_dict({"randomize": setting})
+    return setting
+
+
 def env_games(args) -> dict:
     """The env settings of the games: evaluation games, or with --randomize training's with those randomizations."""
-    keys = getattr(args, "randomize", None)
-    if not keys:
-        return {"evaluation": True}
-    from moba.env.config import RANDOMIZATION_KEYS
-    return {"evaluation": False, "randomize": {k: k in keys for k in RANDOMIZATION_KEYS}}
+    setting = getattr(args, "randomize", None)
+    return {"evaluation": False, "randomize": setting} if setting else {"evaluation": True}
 
 
 def play_games(args, games: list) -> list:

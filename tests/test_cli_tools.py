@@ -270,4 +270,8 @@ def test_evaluate_plays_training_games_with_the_randomizations_named(capsys):
     with pytest.raises(SystemExit):
         evaluate.parse_args(base + ["--randomize", "lineup,weather"])
     err = capsys.readouterr().err
-    assert "--randomize 'lineup,weather': unknown keys ['weather']" in err and "item_builds" in err
+    assert "--randomize 'lineup,weather': env config 'randomize': unknown key 'weather'; allowed:" in err
+    assert "item_builds" in err
+    with pytest.raises(SystemExit):
+        evaluate.parse_args(base + ["--randomize", ","])
+    assert "name at least one key" in capsys.readouterr().err

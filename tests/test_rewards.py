@@ -9,7 +9,7 @@ from moba.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIV
                              WEIGHTS_HOK_2022, RewardTracker, health_curve, postprocess_rewards, reward_weights)
 from moba.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
 from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER, H_DEATHS,
-                            H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE)
+                            H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM)
 
 W = WEIGHTS_FIVE_2019
 DT_STEP = 4 / 30
@@ -101,7 +101,7 @@ def test_health_signal(x0, x1):
     g, tr = _tracker()
     u = g.s.hi[4, H_UNIT]
     g.s.uf[u, F_HP] = x0 * g.s.uf[u, F_MAXHP]
-    tr.prev = tr._snapshot()
+    tr.rebase()
     g.s.uf[u, F_HP] = x1 * g.s.uf[u, F_MAXHP]
     w = _weighted(tr.step(DT_STEP))
     assert w[4, SIGNAL_INDEX["health"]] == pytest.approx(2.0 * (h_curve(x1) - h_curve(x0)))
@@ -147,7 +147,7 @@ def test_respawn_is_not_a_heal():
     g, tr = _tracker("1v1")
     g.s.uf[0, F_HP] = 0.0
     g.step(None)
-    tr.prev = tr._snapshot()
+    tr.rebase()
     while g.s.ui[0, I_ALIVE] == 0:
         g.step(None)
     sig = tr.step(DT_STEP)
@@ -263,17 +263,78 @@ def test_lane_assignment_penalty():
     # dead heroes and expired assignments are not penalized
     g.s.ui[u0, I_ALIVE] = 0
     g.s.uf[u0, F_HP] = 0.0
-    tr.prev = tr._snapshot()
+    tr.rebase()
     assert tr.step(DT_STEP)[0, k] == 0.0
     g.s.ui[u0, I_ALIVE] = 1
     g.s.uf[u0, F_HP] = g.s.uf[u0, F_MAXHP]
-    tr.prev = tr._snapshot()
+    tr.rebase()
     assert tr.step(DT_STEP)[0, k] == pytest.approx(DT_STEP)
     until[0] = 0.0
     assert tr.step(DT_STEP)[0, k] == 0.0
 
 
 # ---- through the environment -----------------------------------------------------------------------------------------
+def _array_signals(g, prev):
+    """The tracker's signals by array formulas (its docstring), for the compiled pass to equal bit for bit; returns
+    (signals without the lane's, the snapshot to pass back)."""
+    s, n = g.s, g.n_heroes
+    team_of = np.array([0] * g.team_size + [1] * g.team_size)
+    u, b = s.hi[:, H_UNIT], np.array(g.building_rows)
+    max_mana = s.uf[u, F_MAXMANA]
+    rax = g.rax[g.rax >= 0]
+    cur = {"gold_xp": s.hf[:, [G_XP, G_EARNED, G_SPENT]], "counts": s.hi[:, [H_DEATHS, H_KILLS, H_LH, H_DN]],
+           "health": health_curve(s.uf[u, F_HP] / s.uf[u, F_MAXHP]) * s.ui[u, I_ALIVE], "alive": s.ui[u, I_ALIVE],
+           "mana": np.where(max_mana > 0, s.uf[u, F_MANA] / np.maximum(max_mana, 1e-9), 0.0),
+           "bhp": s.uf[b, F_HP] / s.uf[b, F_MAXHP], "balive": s.ui[b, I_ALIVE],
+           "ancient": s.uf[g.ancient_idx, F_HP] / s.uf[g.ancient_idx, F_MAXHP],
+           "rax": [int(s.ui[rax[s.ui[rax, I_TEAM] == t], I_ALIVE].sum()) for t in (0, 1)]}
+    if prev is None:
+        return None, cur
+    sig = np.zeros((n, len(SIGNALS)))
+    sig[:, [SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent")]] = cur["gold_xp"] - prev["gold_xp"]
+    sig[:, [SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny")]] = \
+        cur["counts"] - prev["counts"]
+    same_life = (cur["alive"] == prev["alive"]) | (cur["alive"] == 0)
+    sig[:, SIGNAL_INDEX["health"]] = np.where(same_life, cur["health"] - prev["health"], 0.0)
+    sig[:, SIGNAL_INDEX["mana"]] = np.where(cur["alive"] == 1, np.where(same_life, cur["mana"] - prev["mana"], 0), 0)
+    val = (np.clip(prev["bhp"] - cur["bhp"], 0.0, None) * (2.0 / 3.0)
+           + ((prev["balive"] == 1) & (cur["balive"] == 0)) * (1.0 - 2.0 / 3.0))
+    tracker_rows = RewardTracker(g, np.ones((n, 3), np.int64), np.zeros(n))
+    for i in np.nonzero((val > 0) & (tracker_rows.building_signal >= 0))[0]:
+        sig[team_of != s.ui[b[i], I_TEAM], tracker_rows.building_signal[i]] += val[i]
+    sig[:, SIGNAL_INDEX["ancient_hp"]] += np.clip(prev["ancient"] - cur["ancient"], 0.0, None)[1 - team_of]
+    for t in (0, 1):
+        if prev["rax"][t] > 0 and cur["rax"][t] == 0:
+            sig[team_of != t, SIGNAL_INDEX["megas"]] += 1.0
+    if g.winner >= 0:
+        sig[:, SIGNAL_INDEX["win"]] = np.where(team_of == g.winner, 1.0, -1.0)
+    return sig, cur
+
+
+def test_the_compiled_tracker_equals_the_array_formulas_to_the_bit_over_a_game():
+    from policies.agents.by_name import make_agent
+    env = make_env("1v1", time_limit_s=240)
+    bot, other = make_agent("scripted_3", 1), make_agent("scripted_1", 2)
+    bot.reset(["radiant_0"]), other.reset(["dire_0"])
+    obs, _ = env.reset(seed=5)
+    _, prev = _array_signals(env.game, None)
+    steps, tracker_step = [], env.tracker.step
+    env.tracker.step = lambda dt: steps.append(tracker_step(dt)) or steps[-1]
+    seen = np.zeros(len(SIGNALS), bool)
+    for _ in range(1800):
+        orders = {**bot.act({"radiant_0": obs["radiant_0"]}), **other.act({"dire_0": obs["dire_0"]})}
+        obs, _, terms, truncs, _ = env.step(orders)
+        expected, prev = _array_signals(env.game, prev)
+        got = steps[-1]
+        expected[:, SIGNAL_INDEX["lane_assign"]] = got[:, SIGNAL_INDEX["lane_assign"]]
+        assert np.array_equal(got, expected), (env.game.time, got - expected)
+        seen |= (got != 0).any(axis=0)
+        if terms["__all__"] or truncs["__all__"]:
+            break
+    assert {SIGNALS[k] for k in np.nonzero(seen)[0]} >= {"xp", "gold_gained", "health", "mana", "last_hit",
+                                                          "tower_t1"}
+
+
 def test_env_reports_weighted_signals_for_last_hit():
     env = make_env("1v1")
     env.step(noop_actions(env))
@@ -284,7 +345,7 @@ def test_env_reports_weighted_signals_for_last_hit():
     place(g, c, OPEN_SPOT[0] + 100, OPEN_SPOT[1])
     g.s.uf[c, F_HP] = 5.0
     reencode(env)
-    env.tracker.prev = env.tracker._snapshot()  # the edits are not rewards
+    env.tracker.rebase()  # the edits are not rewards
     _, rewards, _, _, infos = env.step(actions(env, radiant_0=dict(primary=2, target_unit=row_of(env, 0, c))))
     sig = infos["radiant_0"]["reward_signals"]
     assert set(sig) == set(SIGNALS)

@@ -12,6 +12,7 @@ enemy ancient loses health. Courier death and Aegis have no counterpart in this 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from moba.game.constants import LANE_WIDTH, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_SHRINE, UT_TOWER
 from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN,
@@ -22,11 +23,9 @@ SIGNALS = ("win", "hero_death", "xp", "gold_gained", "gold_spent", "health", "ma
            "lane_assign")
 SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNALS)}
 N_SIGNALS = len(SIGNALS)
-# the tracker's columns: hero state columns and the signals their changes give
-_HERO_FLOATS = [G_XP, G_EARNED, G_SPENT]
-_GOLD_XP_SIGNALS = [SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent")]
-_HERO_COUNTS = [H_DEATHS, H_KILLS, H_LH, H_DN]
-_COUNT_SIGNALS = [SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny")]
+# the signals of the tracker's hero columns: xp, gold earned, gold spent; deaths, kills, last hits, denies
+_GOLD_XP_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent"))
+_COUNT_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny"))
 _HEALTH, _MANA, _ANCIENT, _MEGAS, _WIN, _LANE = (SIGNAL_INDEX[k] for k in (
     "health", "mana", "ancient_hp", "megas", "win", "lane_assign"))
 
@@ -99,9 +98,13 @@ def reward_weights(preset: str = DEFAULT_PRESET, overrides: dict | None = None) 
 
 
 def health_curve(x):
-    """Table 6 footnote: health fraction x is worth (x + 1 - (1 - x)^4) / 2: 0 dead, 1 full, steepest near death."""
+    """Table 6 footnote: health fraction x is worth (x + 1 - (1 - x)^4) / 2: 0 dead, 1 full, steepest near death.
+    The fourth power is two squarings, the operations of the tracker's kernel (`_track`), so both give the same
+    bits (numpy's own power differs from libm's in the last bit on about 5% of values)."""
     x = np.clip(x, 0.0, 1.0)
-    return (x + 1.0 - (1.0 - x) ** 4) / 2.0
+    y = 1.0 - x
+    y = y * y
+    return (x + 1.0 - y * y) / 2.0
 
 
 def postprocess_rewards(rewards, win_rewards, team_of, team_spirit: float, game_time_s: float, zero_sum=True,
@@ -113,20 +116,36 @@ def postprocess_rewards(rewards, win_rewards, team_of, team_spirit: float, game_
     3. zero sum: ``r_i -= mean(r over the enemy team)``.
 
     `rewards` excludes the win signal, `win_rewards` is the weighted win signal, `team_of` the team (0/1) of each
-    hero. Team spirit and zero sum commute, so the order of 2 and 3 does not matter.
+    hero. Team spirit and zero sum commute, so the order of 2 and 3 does not matter. The arithmetic is one compiled
+    pass (``_postprocess``): it runs on every env step of training.
     """
     if not 0.0 <= team_spirit <= 1.0:
         raise ValueError(f"team_spirit must be in [0, 1], got {team_spirit}")
-    rewards = np.asarray(rewards, np.float64)
-    team_of = np.asarray(team_of)
-    r = rewards * time_decay_base ** (game_time_s / time_decay_period_s) + np.asarray(win_rewards, np.float64)
+    rewards = np.ascontiguousarray(rewards, np.float64)
+    out = np.empty_like(rewards)
+    _postprocess(rewards, np.ascontiguousarray(win_rewards, np.float64), np.ascontiguousarray(team_of, np.int64),
+                 float(team_spirit), time_decay_base ** (game_time_s / time_decay_period_s), bool(zero_sum), out)
+    return out
+
+
+@njit(cache=True)
+def _postprocess(rewards, win_rewards, team_of, team_spirit, decay, zero_sum, out):
+    """postprocess_rewards' arithmetic into `out`: the decayed reward plus the win's, then team spirit and zero sum
+    with each team's mean (0 for a team without heroes), summed in hero order as numpy's mean of a few values."""
+    n = rewards.shape[0]
+    for i in range(n):
+        out[i] = rewards[i] * decay + win_rewards[i]
     team_mean = np.zeros(2)
-    for t in (0, 1):
-        team_mean[t] = r[team_of == t].mean() if np.any(team_of == t) else 0.0
-    r = (1.0 - team_spirit) * r + team_spirit * team_mean[team_of]
-    if zero_sum:
-        r = r - team_mean[1 - team_of]
-    return r
+    for t in range(2):
+        total, count = 0.0, 0
+        for i in range(n):
+            if team_of[i] == t:
+                total += out[i]
+                count += 1
+        team_mean[t] = total / count if count > 0 else 0.0
+    for i in range(n):
+        r = (1.0 - team_spirit) * out[i] + team_spirit * team_mean[team_of[i]]
+        out[i] = r - team_mean[1 - team_of[i]] if zero_sum else r
 
 
 def _segment_distance(px, py, segs):
@@ -139,8 +158,90 @@ def _segment_distance(px, py, segs):
     return np.sqrt((px[:, None] - cx) ** 2 + (py[:, None] - cy) ** 2).min(axis=1)
 
 
+@njit(cache=True)
+def _track(uf, ui, hf, hi, hero_units, team_of, building_rows, building_team, building_signal, ancients, rax_rows,
+           rax_team, winner, prev_f, prev_i, cur_f, cur_i, sig):
+    """One step of RewardTracker: reads the state into `cur_f` / `cur_i` (the layout of RewardTracker._layout) and
+    writes the raw signals of the change from `prev_f` / `prev_i` into `sig` (n_heroes, N_SIGNALS), zeroed first.
+    The same IEEE operations, in the same order, as the array formulas in the docstrings of RewardTracker."""
+    n = hero_units.shape[0]
+    nb = building_rows.shape[0]
+    sig[:] = 0.0
+    # the snapshot: per hero xp, gold earned, gold spent, health curve, mana fraction (floats); deaths, kills, last
+    # hits, denies, alive (ints); then per building its health fraction and alive flag, the ancients' health
+    # fractions, and the barracks alive per team
+    for i in range(n):
+        u = hero_units[i]
+        cur_f[i, 0] = hf[i, G_XP]
+        cur_f[i, 1] = hf[i, G_EARNED]
+        cur_f[i, 2] = hf[i, G_SPENT]
+        alive = ui[u, I_ALIVE]
+        x = uf[u, F_HP] / uf[u, F_MAXHP]
+        x = min(max(x, 0.0), 1.0)
+        y = 1.0 - x
+        y = y * y
+        cur_f[i, 3] = (x + 1.0 - y * y) / 2.0 * alive
+        max_mana = uf[u, F_MAXMANA]
+        cur_f[i, 4] = uf[u, F_MANA] / max(max_mana, 1e-9) if max_mana > 0 else 0.0
+        cur_i[i, 0] = hi[i, H_DEATHS]
+        cur_i[i, 1] = hi[i, H_KILLS]
+        cur_i[i, 2] = hi[i, H_LH]
+        cur_i[i, 3] = hi[i, H_DN]
+        cur_i[i, 4] = alive
+        for k in range(3):
+            sig[i, _GOLD_XP_SIGNALS[k]] = cur_f[i, k] - prev_f[i, k]
+        for k in range(4):
+            sig[i, _COUNT_SIGNALS[k]] = cur_i[i, k] - prev_i[i, k]
+        # health and mana changes are not counted across a respawn (a respawn is not a heal)
+        same_life = cur_i[i, 4] == prev_i[i, 4] or cur_i[i, 4] == 0
+        if same_life:
+            sig[i, _HEALTH] = cur_f[i, 3] - prev_f[i, 3]
+            if cur_i[i, 4] == 1:
+                sig[i, _MANA] = cur_f[i, 4] - prev_f[i, 4]
+    # team signals: buildings damaged and destroyed go to the other team's heroes
+    for b in range(nb):
+        r = building_rows[b]
+        cur_f[n + b, 0] = uf[r, F_HP] / uf[r, F_MAXHP]
+        cur_i[n + b, 0] = ui[r, I_ALIVE]
+        lost = max(prev_f[n + b, 0] - cur_f[n + b, 0], 0.0) * BUILDING_HEALTH_SHARE
+        died = prev_i[n + b, 0] == 1 and cur_i[n + b, 0] == 0
+        val = lost + died * (1.0 - BUILDING_HEALTH_SHARE)
+        if val > 0 and building_signal[b] >= 0:
+            for i in range(n):
+                if team_of[i] != building_team[b]:
+                    sig[i, building_signal[b]] += val
+    for t in range(2):
+        a = ancients[t]
+        cur_f[n + nb + t, 0] = uf[a, F_HP] / uf[a, F_MAXHP]
+        alive_rax = 0
+        has_rax = False
+        for k in range(rax_rows.shape[0]):
+            if rax_team[k] == t:
+                has_rax = True
+                alive_rax += ui[rax_rows[k], I_ALIVE]
+        cur_i[n + nb + t, 0] = alive_rax
+        if has_rax and prev_i[n + nb + t, 0] > 0 and alive_rax == 0:
+            for i in range(n):
+                if team_of[i] != t:
+                    sig[i, _MEGAS] += 1.0
+    for i in range(n):  # each hero earns the enemy ancient's health lost
+        e = n + nb + 1 - team_of[i]
+        sig[i, _ANCIENT] += max(prev_f[e, 0] - cur_f[e, 0], 0.0)
+        if winner >= 0:
+            sig[i, _WIN] = 1.0 if team_of[i] == winner else -1.0
+
+
 class RewardTracker:
-    """Turns consecutive engine states into the raw per-hero signals of SIGNALS (quantities, before weights)."""
+    """Turns consecutive engine states into the raw per-hero signals of SIGNALS (quantities, before weights).
+
+    Per hero: the change of xp, gold earned and spent, deaths, kills, last hits and denies; of the health curve of
+    its health fraction (``health_curve``, times alive) and of its mana fraction, neither counted across a respawn
+    and mana only while alive. Per building the enemy team's heroes earn ``BUILDING_HEALTH_SHARE`` of its health
+    fraction lost, and the rest when it dies; each hero the enemy ancient's health fraction lost; the megas signal
+    when the enemy's last barracks falls; win +1 / -1 on the step with a winner; and the lane signal, seconds
+    outside every assigned lane while the assignment holds. The state is read and compared in one compiled pass
+    (``_track``); the lane signal, rare, in numpy.
+    """
 
     def __init__(self, game, lanes: np.ndarray, lane_until: np.ndarray):
         self.game = game
@@ -148,13 +249,13 @@ class RewardTracker:
         self.lane_until = lane_until
         s = game.s
         self.n = game.n_heroes
-        self.team_of = np.array([0] * game.team_size + [1] * game.team_size)
-        self.hero_units = s.hi[:, H_UNIT].copy()
-        rows = np.array(game.building_rows)
+        self.team_of = np.array([0] * game.team_size + [1] * game.team_size, np.int64)
+        self.hero_units = s.hi[:, H_UNIT].astype(np.int64)
+        rows = np.array(game.building_rows, np.int64)
         types, tiers = s.ui[rows, I_TYPE], s.ui[rows, I_TIER]
         self.building_rows = rows
-        self.building_team = s.ui[rows, I_TEAM].copy()  # buildings never change sides
-        self.building_signal = np.full(len(rows), -1)
+        self.building_team = s.ui[rows, I_TEAM].astype(np.int64)  # buildings never change sides
+        self.building_signal = np.full(len(rows), -1, np.int64)
         for i, (typ, tier) in enumerate(zip(types, tiers)):
             if typ == UT_TOWER:
                 self.building_signal[i] = SIGNAL_INDEX[f"tower_t{tier}"]
@@ -162,61 +263,41 @@ class RewardTracker:
                 self.building_signal[i] = SIGNAL_INDEX["shrine"]
             elif typ in (UT_BARRACKS_MELEE, UT_BARRACKS_RANGED):
                 self.building_signal[i] = SIGNAL_INDEX["barracks"]
-        self.ancients = game.ancient_idx.copy()
-        rax = game.rax[game.rax >= 0]
-        self.rax_of_team = [rax[s.ui[rax, I_TEAM] == t] for t in (0, 1)]
+        self.ancients = np.asarray(game.ancient_idx, np.int64).copy()
+        self.rax_rows = np.asarray(game.rax[game.rax >= 0], np.int64)
+        self.rax_team = s.ui[self.rax_rows, I_TEAM].astype(np.int64)
         self.lane_bound = self.lanes.sum(axis=1) < 3  # heroes with a lane assignment to keep
         self.lane_segments = []
         for lane in range(3):
             pts = np.array(game.map.lanes[0][lane])
             self.lane_segments.append(np.concatenate([pts[:-1], pts[1:]], axis=1))
-        self.prev = self._snapshot()
+        # the compared state, rows: heroes (5 floats, 5 ints), buildings, the two ancients / barracks counts
+        rows_state = self.n + len(rows) + 2
+        self._prev = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
+        self._cur = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
+        self._sig = np.zeros((self.n, N_SIGNALS))
+        self.rebase()
 
-    def _snapshot(self) -> dict:
+    def rebase(self):
+        """The state as it is now becomes the one the next step is compared with (what changed since is no signal)."""
+        self._read()
+        self._prev, self._cur = self._cur, self._prev
+
+    def _read(self) -> np.ndarray:
+        """Reads the state into the current buffers and returns the signals since the previous ones."""
         s = self.game.s
-        u = self.hero_units
-        b = self.building_rows
-        hero_units = s.uf[u]
-        alive = s.ui[u, I_ALIVE]
-        max_mana = hero_units[:, F_MAXMANA]
-        return {
-            "gold_xp": s.hf[:, _HERO_FLOATS],  # fancy indexing copies
-            "counts": s.hi[:, _HERO_COUNTS],
-            "health": health_curve(hero_units[:, F_HP] / hero_units[:, F_MAXHP]) * alive,
-            "mana": np.where(max_mana > 0, hero_units[:, F_MANA] / np.maximum(max_mana, 1e-9), 0.0),
-            "alive": alive,
-            "bhp": s.uf[b, F_HP] / s.uf[b, F_MAXHP], "balive": s.ui[b, I_ALIVE],
-            "ancient_hp": s.uf[self.ancients, F_HP] / s.uf[self.ancients, F_MAXHP],
-            "rax_alive": [int(s.ui[rows, I_ALIVE].sum()) for rows in self.rax_of_team],
-        }
+        _track(s.uf, s.ui, s.hf, s.hi, self.hero_units, self.team_of, self.building_rows, self.building_team,
+               self.building_signal, self.ancients, self.rax_rows, self.rax_team, int(self.game.winner), *self._prev,
+               *self._cur, self._sig)
+        return self._sig
 
     def step(self, dt: float) -> np.ndarray:
-        """Raw signal quantities of the last step, (n_heroes, N_SIGNALS)."""
-        g, s = self.game, self.game.s
-        cur = self._snapshot()
-        p = self.prev
-        sig = np.zeros((self.n, N_SIGNALS))
-        sig[:, _GOLD_XP_SIGNALS] = cur["gold_xp"] - p["gold_xp"]
-        sig[:, _COUNT_SIGNALS] = cur["counts"] - p["counts"]
-        # health and mana changes are not counted across a respawn (a respawn is not a heal)
-        same_life = (cur["alive"] == p["alive"]) | (cur["alive"] == 0)
-        sig[:, _HEALTH] = np.where(same_life, cur["health"] - p["health"], 0.0)
-        sig[:, _MANA] = np.where(cur["alive"] == 1, np.where(same_life, cur["mana"] - p["mana"], 0), 0.0)
-        # team signals: buildings damaged and destroyed go to the other team's heroes
-        lost = np.clip(p["bhp"] - cur["bhp"], 0.0, None) * BUILDING_HEALTH_SHARE
-        died = (p["balive"] == 1) & (cur["balive"] == 0)
-        val = lost + died * (1.0 - BUILDING_HEALTH_SHARE)
-        for i in np.nonzero((val > 0) & (self.building_signal >= 0))[0]:
-            sig[self.team_of != self.building_team[i], self.building_signal[i]] += val[i]
-        anc_lost = np.clip(p["ancient_hp"] - cur["ancient_hp"], 0.0, None)
-        sig[:, _ANCIENT] += anc_lost[1 - self.team_of]  # each hero earns the enemy ancient's health lost
-        for t in (0, 1):
-            if len(self.rax_of_team[t]) > 0 and p["rax_alive"][t] > 0 and cur["rax_alive"][t] == 0:
-                sig[self.team_of != t, _MEGAS] += 1.0
-        if g.winner >= 0:
-            sig[:, _WIN] = np.where(self.team_of == g.winner, 1.0, -1.0)
+        """Raw signal quantities of the last step, (n_heroes, N_SIGNALS): a new array each call."""
+        sig = self._read().copy()
+        self._prev, self._cur = self._cur, self._prev
         # lane assignment: seconds spent outside every assigned lane while the assignment holds (app. O.2)
-        active = (self.lane_until > g.time) & (cur["alive"] == 1) & self.lane_bound
+        g, s = self.game, self.game.s
+        active = (self.lane_until > g.time) & (self._prev[1][:self.n, 4] == 1) & self.lane_bound
         if active.any():
             u = self.hero_units
             px, py = s.uf[u, F_X], s.uf[u, F_Y]
@@ -225,5 +306,4 @@ class RewardTracker:
                 d = _segment_distance(px, py, self.lane_segments[lane])
                 inside |= (d <= LANE_WIDTH) & (self.lanes[:, lane] == 1)
             sig[:, _LANE] = np.where(active & ~inside, dt, 0.0)
-        self.prev = cur
         return sig

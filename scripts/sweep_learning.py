@@ -214,7 +214,7 @@ def curves_figure(arms: dict):
     """Per arm: the curriculum level against wall minutes and agent steps (Jump-Start RL's hand-over time instead, for
     arms without a curriculum that have one; where neither, the win rate against wall minutes and the explained
     variance against agent steps), the win rate against what it trains on (trained_against_win_rate), and the
-    kickstart KL, against agent steps (None without data)."""
+    kickstart KL (the explained variance where no arm has a teacher), against agent steps (None without data)."""
     import matplotlib.pyplot as plt
     data = {name: curriculum_curve(r["run_dir"]) for name, r in arms.items()}
     data = {k: v for k, v in data.items() if v is not None and not v.empty}
@@ -234,8 +234,10 @@ def curves_figure(arms: dict):
         level = None
         top = [(axes[0, 0], "time_s", "win", "training wall time (minutes)", win_label),
                (axes[0, 1], "agent_steps", "vf_explained_var", "agent steps sampled", "explained variance (value)")]
+    last = (("kickstart_kl", "kickstart KL (to the teacher)") if has("kickstart_kl") or level is None else
+            ("vf_explained_var", "explained variance (value)"))  # no teacher: the value function instead
     panels = top + [(axes[1, 0], "agent_steps", "win", "agent steps sampled", win_label),
-                    (axes[1, 1], "agent_steps", "kickstart_kl", "agent steps sampled", "kickstart KL (to the teacher)")]
+                    (axes[1, 1], "agent_steps", *last[:1], "agent steps sampled", last[1])]
     for i, (name, m) in enumerate(data.items()):
         win = trained_against_win_rate(m)
         for ax, x, y, _, _ in panels:
@@ -249,7 +251,7 @@ def curves_figure(arms: dict):
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-    axes[1, 1].legend(fontsize=8)
+    axes[0, 0].legend(fontsize=8)  # every arm has a line there
     fig.tight_layout()
     return fig
 

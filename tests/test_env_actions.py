@@ -568,12 +568,13 @@ def _masked_actions_equal_noop(env, rng):
                    "target_unit": int(rng.integers(0, env.cfg.max_units)), "offset_x": int(rng.integers(0, 9)),
                    "offset_y": int(rng.integers(0, 9))}
     g = env.game
-    saved, obs, prev, tracker_prev = g.s.copy(), env._obs, env.prev_actions.copy(), env.tracker.prev
+    saved, obs, prev = g.s.copy(), env._obs, env.prev_actions.copy()
     env.step(acts)
     after_masked = g.s.copy()
     for name in ("uf", "ui", "hf", "hi", "gf", "gi", "pend", "vis", "ev"):
         getattr(g.s, name)[...] = getattr(saved, name)
-    env._obs, env.prev_actions[:], env.tracker.prev = obs, prev, tracker_prev
+    env._obs, env.prev_actions[:] = obs, prev
+    env.tracker.rebase()  # the restored state is again the one the next step's rewards compare with
     env.step(noop_actions(env))
     assert g.s.equals(after_masked)
 

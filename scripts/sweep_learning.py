@@ -234,10 +234,10 @@ def curves_figure(arms: dict):
         level = None
         top = [(axes[0, 0], "time_s", "win", "training wall time (minutes)", win_label),
                (axes[0, 1], "agent_steps", "vf_explained_var", "agent steps sampled", "explained variance (value)")]
-    last = (("kickstart_kl", "kickstart KL (to the teacher)") if has("kickstart_kl") or level is None else
-            ("vf_explained_var", "explained variance (value)"))  # no teacher: the value function instead
+    last, last_label = (("kickstart_kl", "kickstart KL (to the teacher)") if has("kickstart_kl") or level is None else
+                        ("vf_explained_var", "explained variance (value)"))  # no teacher: the value function instead
     panels = top + [(axes[1, 0], "agent_steps", "win", "agent steps sampled", win_label),
-                    (axes[1, 1], "agent_steps", *last[:1], "agent steps sampled", last[1])]
+                    (axes[1, 1], "agent_steps", last, "agent steps sampled", last_label)]
     for i, (name, m) in enumerate(data.items()):
         win = trained_against_win_rate(m)
         for ax, x, y, _, _ in panels:

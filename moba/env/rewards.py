@@ -161,15 +161,14 @@ def _segment_distance(px, py, segs):
 @njit(cache=True)
 def _track(uf, ui, hf, hi, hero_units, team_of, building_rows, building_team, building_signal, ancients, rax_rows,
            rax_team, winner, prev_f, prev_i, cur_f, cur_i, sig):
-    """One step of RewardTracker: reads the state into `cur_f` / `cur_i` (the layout of RewardTracker._layout) and
-    writes the raw signals of the change from `prev_f` / `prev_i` into `sig` (n_heroes, N_SIGNALS), zeroed first.
-    The same IEEE operations, in the same order, as the array formulas in the docstrings of RewardTracker."""
+    """One step of RewardTracker: reads the state into `cur_f` / `cur_i` and writes the raw signals of the change from
+    `prev_f` / `prev_i` into `sig` (n_heroes, N_SIGNALS), zeroed first. The state's rows: the heroes (floats: xp,
+    gold earned, gold spent, health curve, mana fraction; ints: deaths, kills, last hits, denies, alive), then the
+    buildings (health fraction; alive), then per team its ancient's health fraction and its barracks alive. The same
+    IEEE operations, in the same order, as the numpy formulas of the code before (tests/test_rewards.py keeps them)."""
     n = hero_units.shape[0]
     nb = building_rows.shape[0]
     sig[:] = 0.0
-    # the snapshot: per hero xp, gold earned, gold spent, health curve, mana fraction (floats); deaths, kills, last
-    # hits, denies, alive (ints); then per building its health fraction and alive flag, the ancients' health
-    # fractions, and the barracks alive per team
     for i in range(n):
         u = hero_units[i]
         cur_f[i, 0] = hf[i, G_XP]
@@ -271,7 +270,7 @@ class RewardTracker:
         for lane in range(3):
             pts = np.array(game.map.lanes[0][lane])
             self.lane_segments.append(np.concatenate([pts[:-1], pts[1:]], axis=1))
-        # the compared state, rows: heroes (5 floats, 5 ints), buildings, the two ancients / barracks counts
+        # the compared state (its rows and columns: _track's docstring), the last step's and the one read now
         rows_state = self.n + len(rows) + 2
         self._prev = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
         self._cur = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
@@ -280,24 +279,25 @@ class RewardTracker:
 
     def rebase(self):
         """The state as it is now becomes the one the next step is compared with (what changed since is no signal)."""
-        self._read()
-        self._prev, self._cur = self._cur, self._prev
+        self._advance()
 
-    def _read(self) -> np.ndarray:
-        """Reads the state into the current buffers and returns the signals since the previous ones."""
+    def _advance(self) -> np.ndarray:
+        """Reads the state, makes it the one the next step compares with, and returns the signals since the last one
+        (the tracker's buffer, overwritten by the next call)."""
         s = self.game.s
         _track(s.uf, s.ui, s.hf, s.hi, self.hero_units, self.team_of, self.building_rows, self.building_team,
                self.building_signal, self.ancients, self.rax_rows, self.rax_team, int(self.game.winner), *self._prev,
                *self._cur, self._sig)
+        self._prev, self._cur = self._cur, self._prev
         return self._sig
 
     def step(self, dt: float) -> np.ndarray:
         """Raw signal quantities of the last step, (n_heroes, N_SIGNALS): a new array each call."""
-        sig = self._read().copy()
-        self._prev, self._cur = self._cur, self._prev
+        sig = self._advance().copy()
         # lane assignment: seconds spent outside every assigned lane while the assignment holds (app. O.2)
         g, s = self.game, self.game.s
-        active = (self.lane_until > g.time) & (self._prev[1][:self.n, 4] == 1) & self.lane_bound
+        alive = self._prev[1][:self.n, 4] == 1  # the state just read: the heroes' alive column
+        active = (self.lane_until > g.time) & alive & self.lane_bound
         if active.any():
             u = self.hero_units
             px, py = s.uf[u, F_X], s.uf[u, F_Y]

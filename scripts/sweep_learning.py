@@ -74,6 +74,10 @@ def load_sweep(path: str) -> dict:
                                                 for g in against.values()):
         raise ValueError(f"{path}: 'final_against' must map agent names to whole numbers of games >= 0, "
                          f"got {against!r}")
+    from policies.agents.by_name import AGENTS
+    unknown = sorted(set(against) - set(AGENTS))
+    if unknown:  # before any arm trains, not when the first one's final games start
+        raise ValueError(f"{path}: final_against: unknown agent {unknown[0]!r}; allowed: {sorted(AGENTS)}")
     return {"minutes": 20.0, "final_games": 20, "workers": 2, "set": [], **sweep}
 
 

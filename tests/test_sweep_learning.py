@@ -36,6 +36,8 @@ def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
     ("config: tune_configs/smoke.yaml\nlower_games: -1\narms: {a: [x=1]}\n", "'lower_games' must be a whole number"),
     ("config: tune_configs/smoke.yaml\nfinal_against: {random: -2}\narms: {a: [x=1]}\n", "'final_against' must map"),
     ("config: tune_configs/smoke.yaml\nfinal_against: [random]\narms: {a: [x=1]}\n", "'final_against' must map"),
+    ("config: tune_configs/smoke.yaml\nfinal_against: {randm: 20}\narms: {a: [x=1]}\n",
+     "final_against: unknown agent 'randm'; allowed: .*'random'"),
 ])
 def test_a_bad_sweep_file_names_what_is_wrong(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):

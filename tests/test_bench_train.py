@@ -1,7 +1,8 @@
 """scripts/bench_train.py: all-in training as a fraction of the engine, and the engine's figure from bench_env.py."""
 from __future__ import annotations
 
-from scripts.bench_train import TRAINING_CORES, bracket_engine, classic_unsupported, engine_fractions, measure_engine
+from scripts.bench_train import (LEARNER_UPDATES, TRAINING_CORES, bracket_engine, classic_unsupported, engine_fractions,
+                                 load, measure_engine, measure_learner)
 
 
 def test_training_is_reported_as_a_fraction_of_the_engine_on_the_same_cores():
@@ -29,3 +30,14 @@ def test_the_engine_figure_is_the_mean_of_its_measurements_before_and_after_trai
     bracket = bracket_engine({"1v1": 10000.0, "5v5": 16000.0}, {"1v1": 12000.0, "5v5": 12000.0, "3v3": 1.0})
     assert bracket == {"1v1": {"before": 10000.0, "after": 12000.0, "mean": 11000.0, "spread": 0.2},
                        "5v5": {"before": 16000.0, "after": 12000.0, "mean": 14000.0, "spread": -0.25}}
+
+
+def test_the_learner_figure_repeats_updates_with_the_kl_stop_off():
+    from ray.tune.registry import register_env
+
+    from training.algorithm import ENV_NAME, make_training_env
+    register_env(ENV_NAME, make_training_env)
+    cfg = load("tune_configs/smoke.yaml", ["ppo.target_kl=1e-9"])  # a stop that would end every update at once
+    out = measure_learner(cfg, min_seconds=0.0)
+    assert out["target_kl"] == 0.0 and out["updates"] == LEARNER_UPDATES == 3
+    assert out["rows"] >= 600 and out["epochs"] == cfg.ppo.num_epochs

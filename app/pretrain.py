@@ -27,6 +27,8 @@ import shlex
 import sys
 import time
 
+import yaml
+
 from moba.game.teams import MODE_1V1, MODE_5V5, MODES
 from training.cli import user_errors
 
@@ -68,7 +70,8 @@ def parse_args(argv=None):
     p.add_argument("--workers", default=os.cpu_count() or 1, help="processes playing games (default: all cores)")
     p.add_argument("--threads", default=os.cpu_count() or 1, help="torch threads of training (default: all cores)")
     p.add_argument("--model", action="append", default=[], metavar="KEY=VALUE",
-                   help="a FiveModelConfig key over the mode's config, e.g. --model lstm_size=256")
+                   help="a FiveModelConfig key over the mode's config, a YAML value: --model lstm_size=256, "
+                        "--model team_frame=true")
     return p.parse_args(argv)
 
 
@@ -99,10 +102,7 @@ def settings_from_args(args) -> dict:
         key, sep, value = item.partition("=")
         if not sep:
             raise ValueError(f"--model {item!r}: expected key=value, e.g. lstm_size=256")
-        try:
-            model[key.strip()] = int(value)
-        except ValueError:
-            raise ValueError(f"--model {key.strip()}: must be a positive int, got {value!r}") from None
+        model[key.strip()] = yaml.safe_load(value)  # a YAML value, as in a run config: 256, true
     try:
         FiveModelConfig.from_dict(model)
     except ValueError as e:

@@ -241,6 +241,10 @@ def test_the_cli_writes_a_clone_that_loads_and_plays(tiny_config, capsys):
     (["--mode", "1v1", "--games", "two"], "--games: must be an int >= 1, got 'two'"),
     (["--mode", "1v1", "--games", "2", "--beta", "2"], "--beta: must be a number in [0, 1], got '2'"),
     (["--mode", "1v1", "--games", "2", "--model", "lstm=8"], "--model: model config: unknown key(s) ['lstm']"),
+    (["--mode", "1v1", "--games", "2", "--model", "lstm_size=big"],
+     "--model: model config 'lstm_size': must be a positive int, got 'big'"),
+    (["--mode", "1v1", "--games", "2", "--model", "team_frame=yes please"],
+     "--model: model config 'team_frame': must be true or false, got 'yes please'"),
 ])
 def test_cli_errors_name_the_option_and_the_allowed_values(tmp_path, capsys, args, message):
     from app import pretrain

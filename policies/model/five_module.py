@@ -54,6 +54,7 @@ from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
 from policies.model.action_distribution import FiveActionDistribution
 from policies.model.normalization import RunningNorm
+from policies.model.team_frame import flip_offsets, is_dire, to_team_frame
 
 MASK_VALUE = -1e9  # masked logits: a large negative number, never -inf
 WIN_LOGIT = "win_logit"
@@ -78,6 +79,9 @@ class FiveModelConfig:
     action_embed: int = 64
     categorical_embed: int = 16
     max_seq_len: int = 16  # LSTM unroll length (Table 2)
+    # Dire's observations turned 180 degrees into Radiant's frame and the offsets turned back (team_frame.py); not in
+    # Five (Dota's map is not symmetric). Off by default: a module trained without it reads the map's frame.
+    team_frame: bool = False
 
     @classmethod
     def from_dict(cls, d: dict) -> "FiveModelConfig":
@@ -87,9 +91,15 @@ class FiveModelConfig:
             raise ValueError(f"model config: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
         cfg = cls(**d)
         for k, v in asdict(cfg).items():
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            if k in BOOL_FIELDS:
+                if not isinstance(v, bool):
+                    raise ValueError(f"model config {k!r}: must be true or false, got {v!r}")
+            elif isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"model config {k!r}: must be a positive int, got {v!r}")
         return cfg
+
+
+BOOL_FIELDS = ("team_frame",)
 
 
 def gated_unit_logits(unit_emb, key_weight, key_bias, gate, query):
@@ -221,6 +231,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
     def update_normalizers(self, obs: dict, loss_mask: torch.Tensor | None):
         """Adds the float observations of the valid time steps to the running statistics (learner only); a
         non-finite value raises FloatingPointError naming its observation and feature (RunningNorm.update)."""
+        if self.cfg.team_frame:
+            obs = to_team_frame(obs)
         m = loss_mask if loss_mask is not None else torch.ones(obs["global"].shape[:2], dtype=torch.bool,
                                                                device=obs["global"].device)
         self.norm["global"].update(obs["global"], m, "global", feature_names(GLOBAL_FEATURES))
@@ -240,6 +252,10 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         obs = batch[Columns.OBS]
         b, t = obs["global"].shape[:2]
         flat = {k: v.reshape(b * t, *v.shape[2:]) for k, v in obs.items()}
+        dire = None
+        if self.cfg.team_frame:
+            dire = is_dire(flat)
+            flat = to_team_frame(flat)
         unit_emb, pooled_units = self._encode_units(flat)
         x = self._replicas(self._encode_team(flat), unit_emb, pooled_units, flat).reshape(b, t, -1)
         st = batch[Columns.STATE_IN]
@@ -247,7 +263,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         state_out = {"h": h.squeeze(0), "c": c.squeeze(0)}
         if not heads:
             return None, o, state_out
-        out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), unit_emb, flat).reshape(b, t, -1)}
+        out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), unit_emb, flat, dire).reshape(b, t, -1)}
         return out, o, state_out
 
     def _encode_units(self, obs):
@@ -340,7 +356,9 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
         return torch.cat([mine, pooled], -1)
 
-    def _heads(self, o, unit_emb, obs):
+    def _heads(self, o, unit_emb, obs, dire=None):
+        """The action distribution's inputs; `dire` (N,) marks the rows of Dire heroes in the team's frame, whose
+        offsets are turned back into the map's frame (None: the map's frame)."""
         ids = obs["action_id"].long()  # (N, P)
         legal = obs["action_mask"] > 0
         legal = legal.clone()
@@ -358,6 +376,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         per_action[..., 0] = per_action[..., 0] | ~per_action.any(-1)  # never an all-masked row
         unit = torch.where(per_action, unit, torch.full_like(unit, MASK_VALUE))
         tt = obs["action_target_type"].long()
-        return FiveActionDistribution.pack(primary, unit, self.delay_head(o), self.offset_x_head(o),
-                                           self.offset_y_head(o), self.reads_unit_table[tt],
-                                           self.reads_offset_table[tt])
+        offset_x, offset_y = self.offset_x_head(o), self.offset_y_head(o)
+        if dire is not None:  # the offsets of the team's frame back into the map's
+            offset_x, offset_y = flip_offsets(offset_x, dire), flip_offsets(offset_y, dire)
+        return FiveActionDistribution.pack(primary, unit, self.delay_head(o), offset_x, offset_y,
+                                           self.reads_unit_table[tt], self.reads_offset_table[tt])

@@ -1,0 +1,127 @@
+"""The team's frame (policies/model/team_frame.py, model.team_frame): on a point-symmetric game, the Radiant and the
+Dire hero see mirror images, and a module in the team's frame gives them the same action logits, values and LSTM
+states, with the offsets mirrored; a module in the map's frame does not."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from ray.rllib.core.columns import Columns
+from test_training_model import build_module
+
+from moba.env.actions import N_OFFSETS
+from moba.env.moba_env import MobaEnv
+from moba.env.observation import (GLOBAL_IS_DIRE, LANE_ASSIGNED_BOT, LANE_ASSIGNED_MID, LANE_ASSIGNED_TOP,
+                                  UNIT_DISTANCE_TO_ME, UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_X, UNIT_Y)
+from policies.model.action_distribution import FiveActionDistribution
+from policies.model.five_module import FiveModelConfig
+from policies.model.team_frame import to_team_frame
+
+POSITION_COLUMNS = [UNIT_X, UNIT_Y, UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_DISTANCE_TO_ME]
+SMALL = {"unit_hidden": 48, "hero_hidden": 40, "private_hidden": 24, "replica_size": 64, "lstm_size": 32}
+
+
+def mirrored_game(mode, steps=60):
+    """(env, the observations of the first Radiant and the first Dire hero over `steps` steps): the same heroes on both
+    sides in evaluation mode without jitter, every hero moving by the mirrored offsets, so that the two sides stay
+    mirror images (up to the rounding of the moves, under a map unit in 60 steps)."""
+    n = 1 if mode == "1v1" else 5
+    heroes = ("marksman", "blademaster", "marksman", "blademaster", "marksman")[:n]
+    env = MobaEnv({"mode": mode, "seed": 3, "evaluation": True, "evaluation_jitter": False, "lineup": heroes * 2})
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(0)
+    history = []
+    for t in range(steps):
+        history.append((obs["radiant_0"], obs["dire_0"]))
+        ox, oy = rng.integers(0, N_OFFSETS, 2)
+        move = {"primary": 1 if t % 3 else 0, "delay": 0, "target_unit": 0}
+        obs, *_ = env.step({a: {**move, "offset_x": int(ox if a.startswith("radiant") else N_OFFSETS - 1 - ox),
+                                "offset_y": int(oy if a.startswith("radiant") else N_OFFSETS - 1 - oy)}
+                            for a in obs})
+    return env, history
+
+
+def batch_of(history):
+    obs = {k: torch.as_tensor(np.stack([np.stack([h[side][k] for h in history]) for side in (0, 1)]))
+           for k in history[0][0]}
+    return obs
+
+
+def test_the_two_sides_of_a_mirrored_game_look_alike_in_the_team_frame():
+    env, history = mirrored_game("1v1")
+    obs = batch_of(history)
+    radiant, dire = ({k: v[i] for k, v in obs.items()} for i in (0, 1))
+    assert (dire["global"][:, GLOBAL_IS_DIRE] == 1).all() and (radiant["global"][:, GLOBAL_IS_DIRE] == 0).all()
+    assert (to_team_frame(obs)["global"][..., GLOBAL_IS_DIRE] == 0).all()
+    # in the map's frame the two differ by the turn: positions, directions and the nearby map
+    assert (radiant["units"][..., UNIT_X] - dire["units"][..., UNIT_X]).abs().max() > 1000
+    turned = to_team_frame(obs)
+    r, d = ({k: v[i] for k, v in turned.items()} for i in (0, 1))
+    for k in r:
+        if k == "units":  # the engine's moves near x and near 8,000 - x round apart: a map unit at most
+            gap = (r[k] - d[k]).abs()
+            assert gap[..., POSITION_COLUMNS].max() < 1.0 and gap.max(-1).values.max() < 1.0
+            assert np.delete(gap.numpy(), POSITION_COLUMNS, axis=-1).max() < 1e-3
+        elif k == "private_minimap":  # a unit exactly on a cell's edge falls in the cell above it on both sides
+            assert (r[k] != d[k]).float().mean() < 0.002
+        elif r[k].is_floating_point():
+            assert (r[k] - d[k]).abs().max() < 1e-3, k
+        else:
+            assert torch.equal(r[k], d[k]), k
+    # the Radiant rows and the empty unit rows are left as they were
+    for k in obs:
+        assert torch.equal(turned[k][0], obs[k][0]), k
+    empty = obs["unit_valid"][1] == 0
+    assert empty.any() and (turned["units"][1][empty] == 0).all()
+
+
+def test_lanes_swap_top_and_bottom_and_the_previous_offsets_mirror_for_dire_only():
+    _, history = mirrored_game("5v5", steps=2)
+    obs = {k: v[:, -1:] for k, v in batch_of(history).items()}  # (2 sides, 1 step)
+    obs["private_lanes"][..., :3] = torch.tensor([1.0, 0.0, 0.0])
+    obs["private_prev_action"][..., :] = torch.tensor([1, 0, 0, 2, 7])
+    obs["private_prev_action"][:, :, 0] = 0  # the first hero's: the all-zero start value
+    turned = to_team_frame(obs)
+    assert turned["private_lanes"][0, ..., LANE_ASSIGNED_TOP].eq(1).all()
+    assert turned["private_lanes"][1, ..., LANE_ASSIGNED_BOT].eq(1).all()
+    assert turned["private_lanes"][1, ..., [LANE_ASSIGNED_TOP, LANE_ASSIGNED_MID]].eq(0).all()
+    assert turned["private_prev_action"][0, 0, 1:].tolist() == [[1, 0, 0, 2, 7]] * 4
+    assert turned["private_prev_action"][1, 0, 1:].tolist() == [[1, 0, 0, 6, 1]] * 4
+    assert turned["private_prev_action"][1, 0, 0].tolist() == [0, 0, 0, 0, 0]
+    assert torch.equal(turned["units"][1][..., UNIT_DX_TO_ME], -obs["units"][1][..., UNIT_DX_TO_ME])
+    valid = obs["unit_valid"][1] > 0
+    assert torch.allclose(turned["units"][1][..., UNIT_Y][valid], 8000.0 - obs["units"][1][..., UNIT_Y][valid])
+
+
+@pytest.mark.parametrize("team_frame", [True, False])
+def test_a_module_in_the_team_frame_plays_both_sides_alike(team_frame):
+    env, history = mirrored_game("1v1")
+    module = build_module(env, seed=1, model={**SMALL, "team_frame": team_frame})
+    obs = batch_of(history)
+    module.update_normalizers(obs, None)
+    g = torch.Generator().manual_seed(1)
+    h, c = (0.1 * torch.randn(1, module.cfg.lstm_size, generator=g) for _ in range(2))
+    state = {"h": h.expand(2, -1), "c": c.expand(2, -1)}  # the same starting state for both sides
+    with torch.no_grad():
+        out = module.forward_train({Columns.OBS: obs, Columns.STATE_IN: state})
+        values = module.compute_values({Columns.OBS: obs, Columns.STATE_IN: state})
+    dist = FiveActionDistribution.make(module.n_primary, module.max_units).from_logits(out[Columns.ACTION_DIST_INPUTS])
+
+    def gaps(steps):
+        return {"primary": (dist.primary[0, steps] - dist.primary[1, steps]).abs().max(),
+                "offset_x": (dist.offset_x[0, steps] - dist.offset_x[1, steps].flip(-1)).abs().max(),
+                "offset_y": (dist.offset_y[0, steps] - dist.offset_y[1, steps].flip(-1)).abs().max(),
+                "value": (values[0, steps] - values[1, steps]).abs().max()}
+    first, every = max(gaps(slice(0, 1)).values()), max(gaps(slice(None)).values())
+    if team_frame:  # the same up to the rounding of the moves (the first step: none)
+        assert first < 1e-4 and every < 0.05, (gaps(slice(0, 1)), gaps(slice(None)))
+        assert (out[Columns.STATE_OUT]["h"][0] - out[Columns.STATE_OUT]["h"][1]).abs().max() < 1e-3
+    else:  # the map's frame: the two sides are two different inputs
+        assert first > 1e-2, gaps(slice(0, 1))
+
+
+def test_team_frame_is_a_boolean_model_setting():
+    assert FiveModelConfig.from_dict({"team_frame": True}).team_frame is True
+    assert FiveModelConfig.from_dict({}).team_frame is False
+    with pytest.raises(ValueError, match="model config 'team_frame': must be true or false, got 1"):
+        FiveModelConfig.from_dict({"team_frame": 1})

@@ -31,7 +31,7 @@ import os
 import re
 import sys
 
-from moba.game.teams import MODE_1V1, MODES, NO_WINNER, enemy_side, side_of_game
+from moba.game.teams import MODE_1V1, MODES, NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
 from training.cli import user_errors
 
 
@@ -171,6 +171,10 @@ def evaluate(args, log=print) -> dict:
             "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
             "points_win_rate": sum(r["points_won"] for r in results) / args.games,
             "objective_win_rate": sum(r["objective_won"] for r in results) / args.games,
+            # by side: an agent that plays one side only (its moves in the map's frame) shows here
+            **{f"{kind}_as_{side}": sum(bool(key is None or r[key]) for r in results if r["side"] == side)
+               for side in TEAM_NAMES for kind, key in (("games", None), ("wins", "won"),
+                                                        ("objective_wins", "objective_won"))},
             "replays": [r["replay"] for r in results if r["replay"]],
             "pages": [r["page"] for r in results if r["page"]]}
 
@@ -182,7 +186,8 @@ def main(argv=None) -> int:
     print(f"\n{summary['agent']} vs {summary['opponent']}: {summary['wins']} wins, {summary['draws']} draws, "
           f"{summary['losses']} losses in {summary['games']} games (objective win rate "
           f"{summary['objective_win_rate']:.0%}: a capped game won on buildings, then hero kills; points win rate "
-          f"{summary['points_win_rate']:.0%})")
+          f"{summary['points_win_rate']:.0%}); won as radiant {summary['wins_as_radiant']} of "
+          f"{summary['games_as_radiant']}, as dire {summary['wins_as_dire']} of {summary['games_as_dire']}")
     print(json.dumps(summary))
     return 0
 

@@ -253,6 +253,8 @@ def test_evaluate_decides_capped_games_by_the_objective_beside_outright_wins():
     s = evaluate.evaluate(args, log=lambda line: None)
     assert (s["wins"], s["draws"], s["losses"], s["win_rate"]) == (0, 2, 0, 0.0)
     assert s["objective_win_rate"] == 1.0
+    assert [s[f"{k}_as_{side}"] for side in ("radiant", "dire") for k in ("games", "wins", "objective_wins")] == \
+        [1, 0, 1, 1, 0, 1]
     args.agent, args.opponent = "noop", "scripted_3"
     assert evaluate.evaluate(args, log=lambda line: None)["objective_win_rate"] == 0.0
 

@@ -191,11 +191,13 @@ def table(arms: dict, levels: list) -> str:
 
 
 def final_cell(final: dict) -> str:
-    """The final games' cell: wins/games (and the objective's win rate) against the full bot, or against each agent
-    played when the full bot was not."""
+    """The final games' cell: wins/games (by side, and the objective's win rate) against the full bot, or against
+    each agent played when the full bot was not."""
     def one(f):
         objective = f"; {f['objective_win_rate']:.0%}" if "objective_win_rate" in f else ""
-        return f"{f['wins']}/{f['games']}{objective}"
+        sides = (f" (radiant {f['wins_as_radiant']}/{f['games_as_radiant']}, dire {f['wins_as_dire']}/"
+                 f"{f['games_as_dire']})" if "wins_as_dire" in f else "")  # arms measured before 2026-11-26 lack it
+        return f"{f['wins']}/{f['games']}{sides}{objective}"
     if "scripted_3" in final:
         return one(final["scripted_3"])
     return ", ".join(f"vs {agent}: {one(f)}" for agent, f in final.items()) or "-"

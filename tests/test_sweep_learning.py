@@ -65,6 +65,8 @@ def test_final_against_replaces_the_ladders_final_games_in_the_command_and_the_t
     assert sl.final_cell(final) == "vs random: 17/20; 90%, vs noop: 4/4"
     assert sl.final_cell({**final, "scripted_3": {"wins": 1, "games": 20}}) == "1/20"
     assert sl.final_cell({}) == "-"
+    sides = {"wins_as_radiant": 8, "games_as_radiant": 10, "wins_as_dire": 0, "games_as_dire": 10}
+    assert sl.final_cell({"random": {"wins": 8, "games": 20, **sides}}) == "vs random: 8/20 (radiant 8/10, dire 0/10)"
 
 
 def result(arm, minutes, steps, wins, run_dir=""):

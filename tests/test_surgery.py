@@ -181,6 +181,11 @@ def test_bad_requests_name_the_field(old):
         widen(st, shape, {"lstm": 64})
     with pytest.raises(SurgeryError, match="changes no weight.*nothing for surgery to do"):
         apply(st, shape, NetworkShape.of({**SMALL, "max_seq_len": 8}, BASE_ENV))
+    with pytest.raises(SurgeryError, match=r"model.team_frame: False -> True changes what the network computes.*"
+                                           r"allowed: False"):
+        apply(st, shape, NetworkShape.of({**SMALL, "team_frame": True, "lstm_size": 48}, BASE_ENV))
+    with pytest.raises(SurgeryError, match=r"unknown layer\(s\) \['team_frame'\]"):
+        widen(st, shape, {"team_frame": True})
     grouped = NetworkShape.of(SMALL, GROUP_ENV)
     with pytest.raises(SurgeryError, match=r"env.observation_groups: \['scoreboard'\] would be removed"):
         plan(grouped, shape)

@@ -37,7 +37,7 @@ from moba.env.observation import MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, co
 from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
-from policies.model.five_module import CROSS_HERO_POOL_FRACTION, FiveModelConfig
+from policies.model.five_module import BOOL_FIELDS, CROSS_HERO_POOL_FRACTION, FiveModelConfig
 from policies.model.normalization import NORM_CLIP, NORM_EPS
 
 # the scale of new random weights, relative to the standard deviation of the old weights of the same tensor. App. B
@@ -51,8 +51,8 @@ ADD_OBS = "add observation features"
 REMOVE_OBS = "remove observation feature"
 ADD_ACTION = "add primary action"
 OPS = (ADD_OBS, REMOVE_OBS, WIDEN, ADD_ACTION)  # WIDEN ops are named "widen <model key>"
-# the model keys surgery can widen: every width of FiveModelConfig (max_seq_len is no width)
-WIDTH_KEYS = tuple(f.name for f in fields(FiveModelConfig) if f.name != "max_seq_len")
+# the model keys surgery can widen: every width of FiveModelConfig (max_seq_len and the switches are no widths)
+WIDTH_KEYS = tuple(f.name for f in fields(FiveModelConfig) if f.name != "max_seq_len" and f.name not in BOOL_FIELDS)
 LSTM_GATES = ("i", "f", "g", "o")  # torch's gate order in weight_ih / weight_hh / biases
 # the encoder (first layer) that reads each normalized observation key, and where its columns start there
 OBS_CONSUMERS = {"global": "global_mlp.0", "units": "unit_mlp.0", "heroes": "hero_mlp.0",
@@ -292,6 +292,10 @@ def check_growth(old: NetworkShape, new: NetworkShape) -> None:
         if nc[key] < oc[key]:
             raise SurgeryError(f"model.{key}: {oc[key]} -> {nc[key]} shrinks a layer; surgery only widens (allowed: "
                                f">= {oc[key]})")
+    for key in BOOL_FIELDS:  # a switch changes what the weights compute, so no surgery can keep the function
+        if nc[key] != oc[key]:
+            raise SurgeryError(f"model.{key}: {oc[key]} -> {nc[key]} changes what the network computes; surgery keeps "
+                               f"it (allowed: {oc[key]})")
     if (old.mode, old.max_units) != (new.mode, new.max_units):
         raise SurgeryError(f"env.mode / env.max_units: {old.mode}/{old.max_units} -> {new.mode}/{new.max_units} "
                            f"changes the game; surgery keeps mode and max_units (allowed: {old.mode}/{old.max_units})")

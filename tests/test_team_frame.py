@@ -125,3 +125,25 @@ def test_team_frame_is_a_boolean_model_setting():
     assert FiveModelConfig.from_dict({}).team_frame is False
     with pytest.raises(ValueError, match="model config 'team_frame': must be true or false, got 1"):
         FiveModelConfig.from_dict({"team_frame": 1})
+
+
+def test_radiant_rows_are_computed_as_in_the_maps_frame_in_5v5():
+    """The same weights with and without the frame: the Radiant heroes' outputs are the same, the Dire heroes' not."""
+    from test_training_model import played_game
+    env, history = played_game("5v5", steps=150)
+    agents = env.possible_agents
+    obs = {k: torch.as_tensor(np.stack([np.stack([o[a][k] for o in history[:40]]) for a in agents]))
+           for k in history[0][agents[0]]}
+    state = {k: torch.zeros(len(agents), 32) for k in ("h", "c")}
+    modules = {tf: build_module(env, seed=1, model={**SMALL, "team_frame": tf}) for tf in (False, True)}
+    modules[True].load_state_dict({k: v.clone() for k, v in modules[False].state_dict().items()})
+    logits = {}
+    for team_frame, module in modules.items():
+        module.update_normalizers({k: v[:5] for k, v in obs.items()}, None)  # statistics of Radiant's rows alone
+        with torch.no_grad():
+            logits[team_frame] = module.forward_train({Columns.OBS: obs, Columns.STATE_IN: state})[
+                Columns.ACTION_DIST_INPUTS]
+    radiant = [a.startswith("radiant") for a in agents]
+    assert sum(radiant) == 5
+    assert torch.equal(logits[True][:5], logits[False][:5])
+    assert (logits[True][5:] - logits[False][5:]).abs().flatten(1).max(1).values.min() > 1e-2

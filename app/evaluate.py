@@ -167,14 +167,15 @@ def evaluate(args, log=print) -> dict:
             f"{r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}"
             + (f", replay {r['replay']}" if r["replay"] else ""))
     wins, draws = sum(r["won"] for r in results), sum(r["draw"] for r in results)
+    by_side = {}  # an agent that plays one side only (its moves in the map's frame) shows here
+    for side in TEAM_NAMES:
+        mine = [r for r in results if r["side"] == side]
+        by_side.update({f"games_as_{side}": len(mine), f"wins_as_{side}": sum(r["won"] for r in mine),
+                        f"objective_wins_as_{side}": sum(r["objective_won"] for r in mine)})
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
             "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
             "points_win_rate": sum(r["points_won"] for r in results) / args.games,
-            "objective_win_rate": sum(r["objective_won"] for r in results) / args.games,
-            # by side: an agent that plays one side only (its moves in the map's frame) shows here
-            **{f"{kind}_as_{side}": sum(bool(key is None or r[key]) for r in results if r["side"] == side)
-               for side in TEAM_NAMES for kind, key in (("games", None), ("wins", "won"),
-                                                        ("objective_wins", "objective_won"))},
+            "objective_win_rate": sum(r["objective_won"] for r in results) / args.games, **by_side,
             "replays": [r["replay"] for r in results if r["replay"]],
             "pages": [r["page"] for r in results if r["page"]]}
 

@@ -64,6 +64,9 @@ CROSS_HERO_POOL_FRACTION = 0.25  # app. H: max-pool the first 25% of the vector 
 TEAM_ENCODER_KEYS = ("global", "heroes", "hero_id", "hero_items") + PRIVATE_KEYS
 
 
+BOOL_FIELDS = ("team_frame",)  # FiveModelConfig's switches; every other field is a positive int
+
+
 @dataclass
 class FiveModelConfig:
     """Network sizes. The paper's LSTM has 4096 units (Table 2); the CPU default is small."""
@@ -97,9 +100,6 @@ class FiveModelConfig:
             elif isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"model config {k!r}: must be a positive int, got {v!r}")
         return cfg
-
-
-BOOL_FIELDS = ("team_frame",)
 
 
 def gated_unit_logits(unit_emb, key_weight, key_bias, gate, query):

@@ -10,6 +10,7 @@ import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
 
+from policies.model.five_module import FiveModelConfig
 from policies.model.module_ids import MAIN
 from training.settings import run_settings
 from callbacks.schedules import ScheduleCallback
@@ -25,6 +26,17 @@ def check_same_layout(path: str, state: dict, expected: dict) -> None:
                          f"those it was trained with")
 
 
+def check_same_frame(path: str, checkpoint_team_frame: bool, run_team_frame: bool) -> None:
+    """Raises a ValueError naming init.checkpoint and model.team_frame unless the checkpoint's module reads the
+    observations in the run's frame: the setting changes no parameter's shape, so check_same_layout cannot see it, and
+    a module read in the other frame plays Dire as if it were Radiant (policies/model/team_frame.py)."""
+    if bool(checkpoint_team_frame) != bool(run_team_frame):
+        raise ValueError(f"init.checkpoint {path!r}: its module has team_frame {bool(checkpoint_team_frame)}, this "
+                         f"run's model.team_frame is {bool(run_team_frame)}: set model.team_frame to "
+                         f"{str(bool(checkpoint_team_frame)).lower()}, or pretrain the clone with --model "
+                         f"team_frame={str(bool(run_team_frame)).lower()}")
+
+
 class InitWeightsCallback(RLlibCallback):
     @override(RLlibCallback)
     def on_algorithm_init(self, *, algorithm, **kwargs):
@@ -32,9 +44,12 @@ class InitWeightsCallback(RLlibCallback):
         if not path:
             return
         from policies.league.references import load_module
-        state = load_module(path).get_state()
+        module = load_module(path)
+        state = module.get_state()
         expected = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
         check_same_layout(path, state, expected)
+        check_same_frame(path, getattr(getattr(module, "cfg", None), "team_frame", False),
+                         FiveModelConfig.from_dict(run_settings(algorithm.config).model).team_frame)
         algorithm.learner_group.foreach_learner(lambda learner: learner.module[MAIN].set_state(state))
         # set on every runner and waited for (RLlib's sync_weights does not wait, and may skip a busy runner)
         algorithm.env_runner_group.foreach_env_runner(

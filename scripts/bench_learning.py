@@ -6,10 +6,11 @@ reports when the agent first beat each level of the reference ladder, then evalu
         [--set key=value ...]
     python scripts/bench_learning.py --from-run results/NAME_bench_TIMESTAMP [--final-games 100 ...]
 
-- ``--kickstart`` first runs ``python -m app.pretrain`` (behaviour cloning of the scripted bot with DAgger), inside
-  the budget, then trains from its weights (``init.checkpoint``); the config's ``kickstart_coeff`` schedule decides
-  the KL-to-teacher loss. ``--kickstart-from CLONE`` starts from a clone pretrained before, its card's wall time
-  counted in the budget and the curve's minutes as if it had been pretrained here.
+- ``--kickstart`` first runs ``python -m app.pretrain`` (behaviour cloning of the scripted bot with DAgger, the
+  config's ``model`` keys given as ``--model``), inside the budget, then trains from its weights
+  (``init.checkpoint``); the config's ``kickstart_coeff`` schedule decides the KL-to-teacher loss.
+  ``--kickstart-from CLONE`` starts from a clone pretrained before, its card's wall time counted in the budget and the
+  curve's minutes as if it had been pretrained here.
 - Training runs ``app.train`` for what is left of the budget (a fresh run named <name>_bench_<timestamp>). The config's
   opponents decide what the agent plays; with the curriculum (``opponents.curriculum``) it climbs the ladder.
 - "Reached a level": the first moment (wall minutes since the benchmark started, pretraining included) at which the
@@ -212,7 +213,7 @@ def main(argv=None):
     if args.kickstart:
         # next to the run's directory, not inside it (app.train starts a fresh run only in a new directory)
         out = os.path.join(os.path.abspath(cfg0.storage_path), f"{name}_kickstart")
-        cmd = [sys.executable, "-m", "app.pretrain", "--mode", mode, "--out", out] + args.pretrain_arg
+        cmd = pretrain_command(mode, out, cfg0.model, args.pretrain_arg)
         print("pretraining:", " ".join(cmd), flush=True)
         rc = subprocess.call(cmd)
         pretrain = {"command": cmd, "rc": rc, "minutes": round((time.time() - t0) / 60, 2), "out": out}
@@ -228,6 +229,13 @@ def main(argv=None):
     cfg = run_config.load(args.config, sets)
     run_dir = os.path.join(os.path.abspath(cfg.storage_path), cfg.name)
     return report(args, cfg, run_dir, t0, rc, round((time.time() - t0) / 60, 2), pretrain, kickstarted)
+
+
+def pretrain_command(mode: str, out: str, model: dict, extra: list) -> list:
+    """The command line of app.pretrain for a run of `mode` whose config has these ``model`` keys: the clone gets
+    them (its widths and its frame), so that the run's ``init.checkpoint`` fits its model; `extra` after them."""
+    model_args = sum((["--model", f"{k}={json.dumps(v)}"] for k, v in model.items()), [])  # JSON is YAML
+    return [sys.executable, "-m", "app.pretrain", "--mode", mode, "--out", out] + model_args + list(extra)
 
 
 def from_run(p, run_dir: str) -> tuple:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from scripts.bench_learning import (GOAL_MIN_GAMES, curve_levels, final_games, first_promoted, first_reached,
-                                    parse_final_against, wilson)
+                                    parse_final_against, pretrain_command, wilson)
 
 
 def rows(*spec):
@@ -81,3 +81,15 @@ def test_the_final_games_are_the_ladders_unless_named():
     for bad in ("random", "random=x", "random=-1"):
         with pytest.raises(ValueError, match="must be AGENT=GAMES"):
             parse_final_against([bad])
+
+
+def test_the_pretrained_clone_gets_the_configs_model_keys():
+    from app.pretrain import parse_args, settings_from_args
+    from training import run_config
+
+    cfg = run_config.load("tune_configs/hok_1v1_curriculum.yaml", ["model.lstm_size=96"])
+    cmd = pretrain_command("1v1", "/nonexistent/clone", cfg.model, ["--games=4"])
+    assert cmd[1:3] == ["-m", "app.pretrain"] and cmd[-1] == "--games=4"
+    opts = settings_from_args(parse_args(cmd[3:]))
+    assert opts["model"] == {"team_frame": True, "lstm_size": 96}  # read back as the run has them
+    assert opts["settings"]["games"] == 4

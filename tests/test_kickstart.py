@@ -56,11 +56,17 @@ def test_a_run_starts_from_the_checkpoint_and_its_kickstart_loss_starts_at_zero(
         algo.stop()
 
 
-def test_a_checkpoint_of_another_layout_is_refused_naming_the_key(ray_session, no_home_results, tmp_path):
-    saved_module(tmp_path / "bigger", tiny_smoke(model__lstm_size=48))
+@pytest.mark.parametrize("model, match", [
+    ({"lstm_size": 48}, "init.checkpoint .* does not fit this run's model"),
+    # the same shapes, the other frame: Dire would be read as if it were Radiant
+    ({"team_frame": True}, "init.checkpoint .* team_frame True, this run's model.team_frame is False"),
+])
+def test_a_checkpoint_of_another_layout_or_frame_is_refused_naming_the_key(ray_session, no_home_results, tmp_path,
+                                                                          model, match):
+    saved_module(tmp_path / "other", tiny_smoke(**{f"model__{k}": v for k, v in model.items()}))
     algo = None
-    with pytest.raises(Exception, match="init.checkpoint"):
-        algo = build_algo(tiny_smoke(resources__num_env_runners=0, init__checkpoint=str(tmp_path / "bigger")))
+    with pytest.raises(Exception, match=match):
+        algo = build_algo(tiny_smoke(resources__num_env_runners=0, init__checkpoint=str(tmp_path / "other")))
     if algo is not None:
         algo.stop()
 

@@ -11,8 +11,9 @@ games are a series (``policies/league/series.py``): the agent plays Radiant in e
 evaluation mode (no randomization), game g with seed ``--seed + g``. Prints a line per game and a JSON summary
 last: wins, draws, losses, the win rate (outright wins), the objective win rate (a capped game counts as won by the
 team that destroyed more buildings, then killed more heroes: the rule training and rating use) and the points win
-rate (a capped game won by the team with the higher raw return; policies/league/ratings.game_score), the replays and
-the pages written.
+rate (a capped game won by the team with the higher raw return; policies/league/ratings.game_score), the results by
+the agent's side and by its heroes (``by_hero``: evaluation games give each side its fixed lineup, so the two are one
+figure unless ``--randomize lineup``), the replays and the pages written.
 
 ``--randomize`` plays training's games instead: the named randomizations on (``all``, or keys of
 ``moba.env.config.RANDOMIZATION_KEYS``: hero stats, lineup, item builds and skill orders, ...), no evaluation jitter.
@@ -130,7 +131,9 @@ def play_games(args, games: list) -> list:
         result = {"game": r["game"], "side": r["side"], "winner": r["winner"], "game_time_s": r["game_time_s"],
                   "margin": r["margin"], "won": r["winner"] == r["side"], "draw": r["winner"] == NO_WINNER,
                   "points_won": series_score(r, LIMIT_POINTS) == WIN,
-                  "objective_won": series_score(r, LIMIT_OBJECTIVE) == WIN, "replay": None, "page": None}
+                  "objective_won": series_score(r, LIMIT_OBJECTIVE) == WIN,
+                  "heroes": [h["hero"] for h in r["summary"]["heroes"] if h["team"] == r["side"]],
+                  "replay": None, "page": None}
         writer = writers.pop(r["game"], None)
         if writer:
             result["replay"] = writer.path
@@ -163,7 +166,8 @@ def evaluate(args, log=print) -> dict:
                                                              for k in range(workers)])
             results = sorted((r for part in parts for r in part), key=lambda r: r["game"])
     for r in results:
-        log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} vs {labels[1]}: winner {r['winner']} at "
+        log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} ({', '.join(r['heroes'])}) vs {labels[1]}: "
+            f"winner {r['winner']} at "
             f"{r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}"
             + (f", replay {r['replay']}" if r["replay"] else ""))
     wins, draws = sum(r["won"] for r in results), sum(r["draw"] for r in results)
@@ -172,10 +176,20 @@ def evaluate(args, log=print) -> dict:
         mine = [r for r in results if r["side"] == side]
         by_side.update({f"games_as_{side}": len(mine), f"wins_as_{side}": sum(r["won"] for r in mine),
                         f"objective_wins_as_{side}": sum(r["objective_won"] for r in mine)})
+    # by the agent's heroes: evaluation games fix each side's lineup, so a side's figure is also its heroes'; with
+    # --randomize lineup the two come apart
+    by_hero = {}
+    for r in results:
+        for hero in sorted(set(r["heroes"])):
+            h = by_hero.setdefault(hero, {"games": 0, "wins": 0, "objective_wins": 0})
+            h["games"] += 1
+            h["wins"] += int(r["won"])
+            h["objective_wins"] += int(r["objective_won"])
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
             "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
             "points_win_rate": sum(r["points_won"] for r in results) / args.games,
             "objective_win_rate": sum(r["objective_won"] for r in results) / args.games, **by_side,
+            "by_hero": dict(sorted(by_hero.items())),
             "replays": [r["replay"] for r in results if r["replay"]],
             "pages": [r["page"] for r in results if r["page"]]}
 
@@ -188,7 +202,8 @@ def main(argv=None) -> int:
           f"{summary['losses']} losses in {summary['games']} games (objective win rate "
           f"{summary['objective_win_rate']:.0%}: a capped game won on buildings, then hero kills; points win rate "
           f"{summary['points_win_rate']:.0%}); won as radiant {summary['wins_as_radiant']} of "
-          f"{summary['games_as_radiant']}, as dire {summary['wins_as_dire']} of {summary['games_as_dire']}")
+          f"{summary['games_as_radiant']}, as dire {summary['wins_as_dire']} of {summary['games_as_dire']}; by hero "
+          + ", ".join(f"{hero} {h['wins']} of {h['games']}" for hero, h in summary["by_hero"].items()))
     print(json.dumps(summary))
     return 0
 

@@ -255,6 +255,9 @@ def test_evaluate_decides_capped_games_by_the_objective_beside_outright_wins():
     assert s["objective_win_rate"] == 1.0
     assert [s[f"{k}_as_{side}"] for side in ("radiant", "dire") for k in ("games", "wins", "objective_wins")] == \
         [1, 0, 1, 1, 0, 1]
+    # evaluation games fix the lineup: the full bot is blademaster as Radiant and marksman as Dire
+    assert s["by_hero"] == {"blademaster": {"games": 1, "wins": 0, "objective_wins": 1},
+                            "marksman": {"games": 1, "wins": 0, "objective_wins": 1}}
     args.agent, args.opponent = "noop", "scripted_3"
     assert evaluate.evaluate(args, log=lambda line: None)["objective_win_rate"] == 0.0
 
@@ -269,6 +272,10 @@ def test_evaluate_plays_training_games_with_the_randomizations_named(capsys):
     assert not env.cfg.evaluation and not env.cfg.jittered()
     assert [k for k in RANDOMIZATION_KEYS if env.cfg.randomized(k)] == ["lineup", "item_builds"]
     assert all(evaluate.env_games(evaluate.parse_args(base + ["--randomize", "all"]))["randomize"].values())
+    # the lineup drawn per game: the results by hero come apart from those by side
+    s = evaluate.evaluate(evaluate.parse_args(base + ["--games", "4", "--time-limit", "8", "--randomize", "lineup"]),
+                          log=lambda line: None)
+    assert sum(h["games"] for h in s["by_hero"].values()) == 4 and len(s["by_hero"]) > 2
     with pytest.raises(SystemExit):
         evaluate.parse_args(base + ["--randomize", "lineup,weather"])
     err = capsys.readouterr().err

@@ -2,7 +2,7 @@
 
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
         [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
-        [--randomize all|KEY,...]
+        [--randomize all|KEY,...] [--lineup HERO,...]
 
 An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop", the ladder's levels) or a
 checkpoint, ``model:PATH`` or PATH (an algorithm checkpoint, an RLModule directory or a shipped model ``models/X``;
@@ -13,7 +13,10 @@ last: wins, draws, losses, the win rate (outright wins), the objective win rate 
 team that destroyed more buildings, then killed more heroes: the rule training and rating use) and the points win
 rate (a capped game won by the team with the higher raw return; policies/league/ratings.game_score), the results by
 the agent's side and by its heroes (``by_hero``: evaluation games give each side its fixed lineup, so the two are one
-figure unless ``--randomize lineup``), the replays and the pages written.
+figure unless ``--randomize lineup`` or ``--lineup``), the replays and the pages written.
+
+``--lineup HERO,...`` names the heroes, Radiant's then Dire's (``marksman,marksman``: the agent plays marksman on
+both sides), in place of the evaluation lineup (the pool's first heroes: blademaster and marksman in 1v1).
 
 ``--randomize`` plays training's games instead: the named randomizations on (``all``, or keys of
 ``moba.env.config.RANDOMIZATION_KEYS``: hero stats, lineup, item builds and skill orders, ...), no evaluation jitter.
@@ -60,12 +63,24 @@ def parse_args(argv=None):
     p.add_argument("--randomize", metavar="all|KEY,...",
                    help="play training games: these randomizations on, no evaluation jitter (default: evaluation "
                         "games)")
+    p.add_argument("--lineup", metavar="HERO,...",
+                   help="the heroes, Radiant's then Dire's (default: the evaluation lineup, the first heroes of the "
+                        "pool: blademaster and marksman in 1v1)")
     args = p.parse_args(argv)
     if args.randomize is not None:
         try:
             args.randomize = randomize_setting(args.randomize)
         except ValueError as e:
             p.error(f"--randomize {args.randomize!r}: {e}")
+    if args.lineup is not None:
+        from moba.env.config import EnvConfig
+        args.lineup = [h.strip() for h in args.lineup.split(",")]
+        try:
+            EnvConfig.from_dict({"mode": args.mode, "lineup": args.lineup})
+        except ValueError as e:
+            p.error(f"--lineup {','.join(args.lineup)!r}: {e}")
+        if args.randomize and args.randomize.get("lineup"):
+            p.error("--lineup and --randomize with lineup: the lineup would be drawn per game; give one of them")
     if args.games < 1:
         p.error("--games must be >= 1")
     if args.workers < 1:
@@ -92,9 +107,11 @@ def randomize_setting(text: str) -> dict:
 
 
 def env_games(args) -> dict:
-    """The env settings of the games: evaluation games, or with --randomize training's with those randomizations."""
+    """The env settings of the games: evaluation games, or with --randomize training's with those randomizations;
+    --lineup's heroes."""
     setting = getattr(args, "randomize", None)
-    return {"evaluation": False, "randomize": setting} if setting else {"evaluation": True}
+    lineup = {"lineup": args.lineup} if getattr(args, "lineup", None) else {}
+    return {"evaluation": False, "randomize": setting, **lineup} if setting else {"evaluation": True, **lineup}
 
 
 def play_games(args, games: list) -> list:

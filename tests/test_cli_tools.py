@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 
@@ -284,3 +285,18 @@ def test_evaluate_plays_training_games_with_the_randomizations_named(capsys):
     with pytest.raises(SystemExit):
         evaluate.parse_args(base + ["--randomize", ","])
     assert "name at least one key" in capsys.readouterr().err
+
+
+def test_evaluate_plays_the_lineup_named(capsys):
+    from app import evaluate
+    base = ["--agent", "scripted_3", "--opponent", "noop", "--mode", "1v1"]
+    args = evaluate.parse_args(base + ["--lineup", "marksman,phantom", "--games", "2", "--time-limit", "8"])
+    assert evaluate.env_games(args) == {"evaluation": True, "lineup": ["marksman", "phantom"]}
+    s = evaluate.evaluate(args, log=lambda line: None)  # Radiant plays marksman: the agent in game 1, then the noop
+    assert s["by_hero"] == {h: {"games": 1, "wins": 0, "objective_wins": 0} for h in ("marksman", "phantom")}
+    for bad, message in ((["--lineup", "marksman,marksmen"], "unknown hero 'marksmen'; allowed: .*'phantom'"),
+                         (["--lineup", "marksman"], "mode 1v1 needs 2 hero names, got 1"),
+                         (["--lineup", "marksman,phantom", "--randomize", "lineup"], "give one of them")):
+        with pytest.raises(SystemExit):
+            evaluate.parse_args(base + bad)
+        assert re.search(message, capsys.readouterr().err)

@@ -18,7 +18,7 @@ def write(tmp_path, text: str) -> str:
     return str(path)
 
 
-@pytest.mark.parametrize("name", ["batch_size.yaml", "sample_reuse.yaml", "scratch.yaml"])
+@pytest.mark.parametrize("name", sorted(os.listdir(os.path.join(ROOT, "tune_configs", "sweeps"))))
 def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
     from training import run_config
     sweep = sl.load_sweep(os.path.join(ROOT, "tune_configs", "sweeps", name))

@@ -167,6 +167,12 @@ def check_agents(args) -> None:
     agent_path(args.opponent, "--opponent")
 
 
+def tally(results: list) -> dict:
+    """Games, outright wins and wins on the objective in these results of play_games."""
+    return {"games": len(results), "wins": sum(r["won"] for r in results),
+            "objective_wins": sum(r["objective_won"] for r in results)}
+
+
 def evaluate(args, log=print) -> dict:
     """All of args.games games, in args.workers processes (each loads the agents once)."""
     check_agents(args)
@@ -184,29 +190,21 @@ def evaluate(args, log=print) -> dict:
             results = sorted((r for part in parts for r in part), key=lambda r: r["game"])
     for r in results:
         log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} ({', '.join(r['heroes'])}) vs {labels[1]}: "
-            f"winner {r['winner']} at "
-            f"{r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}"
+            f"winner {r['winner']} at {r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}"
             + (f", replay {r['replay']}" if r["replay"] else ""))
     wins, draws = sum(r["won"] for r in results), sum(r["draw"] for r in results)
     by_side = {}  # an agent that plays one side only (its moves in the map's frame) shows here
     for side in TEAM_NAMES:
-        mine = [r for r in results if r["side"] == side]
-        by_side.update({f"games_as_{side}": len(mine), f"wins_as_{side}": sum(r["won"] for r in mine),
-                        f"objective_wins_as_{side}": sum(r["objective_won"] for r in mine)})
+        by_side.update({f"{k}_as_{side}": v for k, v in tally([r for r in results if r["side"] == side]).items()})
     # by the agent's heroes: evaluation games fix each side's lineup, so a side's figure is also its heroes'; with
-    # --randomize lineup the two come apart
-    by_hero = {}
-    for r in results:
-        for hero in sorted(set(r["heroes"])):
-            h = by_hero.setdefault(hero, {"games": 0, "wins": 0, "objective_wins": 0})
-            h["games"] += 1
-            h["wins"] += int(r["won"])
-            h["objective_wins"] += int(r["objective_won"])
+    # --randomize lineup or --lineup the two come apart
+    by_hero = {hero: tally([r for r in results if hero in r["heroes"]])
+               for hero in sorted({h for r in results for h in r["heroes"]})}
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
             "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
             "points_win_rate": sum(r["points_won"] for r in results) / args.games,
             "objective_win_rate": sum(r["objective_won"] for r in results) / args.games, **by_side,
-            "by_hero": dict(sorted(by_hero.items())),
+            "by_hero": by_hero,
             "replays": [r["replay"] for r in results if r["replay"]],
             "pages": [r["page"] for r in results if r["page"]]}
 

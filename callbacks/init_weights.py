@@ -30,11 +30,11 @@ def check_same_frame(path: str, checkpoint_team_frame: bool, run_team_frame: boo
     """Raises a ValueError naming init.checkpoint and model.team_frame unless the checkpoint's module reads the
     observations in the run's frame: the setting changes no parameter's shape, so check_same_layout cannot see it, and
     a module read in the other frame plays Dire as if it were Radiant (policies/model/team_frame.py)."""
-    if bool(checkpoint_team_frame) != bool(run_team_frame):
-        raise ValueError(f"init.checkpoint {path!r}: its module has team_frame {bool(checkpoint_team_frame)}, this "
-                         f"run's model.team_frame is {bool(run_team_frame)}: set model.team_frame to "
-                         f"{str(bool(checkpoint_team_frame)).lower()}, or pretrain the clone with --model "
-                         f"team_frame={str(bool(run_team_frame)).lower()}")
+    theirs, ours = bool(checkpoint_team_frame), bool(run_team_frame)
+    if theirs != ours:
+        raise ValueError(f"init.checkpoint {path!r}: its module has team_frame {theirs}, this run's model.team_frame "
+                         f"is {ours}: set model.team_frame to {str(theirs).lower()}, or pretrain the clone with "
+                         f"--model team_frame={str(ours).lower()}")
 
 
 class InitWeightsCallback(RLlibCallback):

@@ -3,7 +3,7 @@ the same wall-time budget on the same seeds, one after the other; then the table
 each ladder level, and the curves.
 
     python scripts/sweep_learning.py tune_configs/sweeps/batch_size.yaml [--out DIR] [--only ARM ...] [--again]
-        [--minutes M] [--final-games N] [--report-only]
+        [--minutes M] [--final-games N] [--set KEY=VALUE ...] [--report-only]
 
 A sweep file (YAML) names the base run config, the budget and the benchmark's options, the overrides every arm
 shares and each arm's own (``--set`` lines of app.train):
@@ -289,9 +289,16 @@ def main(argv=None) -> int:
     p.add_argument("--final-games", type=int, default=None,
                    help="override the sweep file's final games against the full bot (and against every lower level "
                         "unless the file sets lower_games)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="an override for every arm, after the sweep file's shared ones and before each arm's own "
+                        "(repeatable), such as the checkpoint a sweep of continued runs starts from")
     p.add_argument("--report-only", action="store_true", help="write the table and plot from arms.jsonl")
     args = p.parse_args(argv)
     sweep = load_sweep(args.sweep)
+    bad = [s for s in args.set if "=" not in s]
+    if bad:
+        raise ValueError(f"--set: {bad[0]!r} must be KEY=VALUE")
+    sweep["set"] = list(sweep["set"]) + args.set
     if args.final_games is not None:
         if args.final_games < 0:
             raise ValueError(f"--final-games must be >= 0, got {args.final_games}")

@@ -117,6 +117,18 @@ def test_final_games_can_be_overridden_for_a_run_of_the_sweep(tmp_path, monkeypa
     assert "--final-games must be >= 0" in capsys.readouterr().err
 
 
+def test_set_adds_an_override_to_every_arm_between_the_shared_ones_and_the_arms_own(tmp_path, monkeypatch, capsys):
+    sweep = write(tmp_path, "config: tune_configs/smoke.yaml\nset: [seed=5]\narms: {a: [x=1], b: [x=2]}\n")
+    commands = []
+    monkeypatch.setattr(sl, "run_arm", lambda s, arm, minutes, log=print: commands.append(
+        sl.bench_command(s, arm, minutes)) or result(arm, None, None, 0))
+    assert sl.main([sweep, "--out", str(tmp_path / "out"), "--set", "init.restore=CKPT", "--set", "y=3"]) == 0
+    sets = [[c[i + 1] for i, w in enumerate(c) if w == "--set"] for c in commands]
+    assert sets == [["seed=5", "init.restore=CKPT", "y=3", "x=1"], ["seed=5", "init.restore=CKPT", "y=3", "x=2"]]
+    assert sl.main([sweep, "--out", str(tmp_path / "out2"), "--set", "restore"]) == 2
+    assert "--set: 'restore' must be KEY=VALUE" in capsys.readouterr().err
+
+
 def test_an_arm_without_a_curriculum_is_plotted_by_its_games_against_the_fixed_agents():
     import pandas as pd
     climbing = pd.DataFrame({"curriculum_window_win_rate": [0.1, 0.5], "fixed_games": [4, 4],

@@ -25,6 +25,10 @@ reports when the agent first beat each level of the reference ladder, then evalu
 - ``--from-run RUN_DIR`` trains nothing: it reads the curve of a benchmark run trained before (its minutes counted
   from the time in its name, <name>_bench_<timestamp>) and plays the final games of its last checkpoint, as for a
   benchmark whose final games were cut short.
+- ``--windows MINUTES`` also prints the run by windows of that many wall minutes, as a Markdown table: the
+  curriculum's level at each window's end, the training games won against each opponent (opponents.csv), the
+  update's medians (approx_kl, explained variance, entropy; metrics.csv), its KL stops, and the agent steps sampled
+  by the window's end. With ``--from-run --final-games 0 --lower-games 0`` it plays no game.
 
 Prints the curve and a JSON line last.
 """
@@ -140,6 +144,43 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
     return out
 
 
+def window_table(metrics: list, opponents_rows: list, wall_of_iteration: dict, minutes: float) -> list:
+    """The run by windows of `minutes` wall minutes (wall_of_iteration: iteration -> minute), as Markdown lines: the
+    curriculum's level at the window's end, the training games won against each opponent, the medians of approx_kl,
+    explained variance and entropy, the KL stops, and the agent steps by the window's end."""
+    import statistics
+
+    def median(rows, key):
+        values = [float(r[key]) for r in rows if r.get(key) not in (None, "", "nan", "NaN")]
+        return statistics.median(values) if values else math.nan
+
+    lines = ["| wall minutes | level at the end | training games won | approx_kl | KL stops | explained variance | "
+             "entropy | agent steps |", "|---|---|---|---|---|---|---|---|"]
+    timed = sorted((wall_of_iteration[int(r["iteration"])], int(r["iteration"]), r) for r in metrics
+                   if int(r["iteration"]) in wall_of_iteration)
+    if not timed:
+        return lines
+    start, end = math.floor(timed[0][0] / minutes) * minutes, timed[-1][0]
+    while start <= end:
+        rows = [r for m, _, r in timed if start <= m < start + minutes]
+        if rows:
+            its = {int(r["iteration"]) for r in rows}
+            games = {}
+            for o in opponents_rows:
+                if int(o["iteration"]) in its and int(o["games"] or 0):
+                    g = games.setdefault(o["opponent"], [0, 0])
+                    g[0], g[1] = g[0] + int(o["games"]), g[1] + int(o["wins"] or 0)
+            won = ", ".join(f"{name}: {w}/{n}" for name, (n, w) in games.items()) or "-"
+            stops = sum(float(r["kl_stopped"]) > 0 for r in rows if r.get("kl_stopped") not in (None, "", "nan"))
+            steps, level = rows[-1].get("agent_steps"), rows[-1].get("curriculum_agent") or "-"
+            lines.append(f"| {start:g}-{min(start + minutes, round(end, 1)):g} | {level} | {won} | "
+                         f"{median(rows, 'approx_kl'):.1e} | {stops} | {median(rows, 'vf_explained_var'):.2f} | "
+                         f"{median(rows, 'entropy'):.2f} | "
+                         f"{'-' if steps in (None, '') else f'{float(steps) / 1e6:.2f}M'} |")
+        start += minutes
+    return lines
+
+
 def final_games(top_games: int, lower_games: int) -> dict:
     """The default final games: `top_games` against the full bot, `lower_games` against every lower ladder level."""
     from policies.agents.ladder import LADDER
@@ -180,7 +221,11 @@ def main(argv=None):
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--from-run", metavar="RUN_DIR", help="train nothing: the curve and final games of a benchmark run "
                                                           "trained before")
+    p.add_argument("--windows", type=float, metavar="MINUTES",
+                   help="also print the run by windows of this many wall minutes (a Markdown table)")
     args = p.parse_args(argv)
+    if args.windows is not None and not args.windows > 0:
+        p.error(f"--windows must be > 0 (minutes), got {args.windows}")
     try:
         args.final_against = parse_final_against(args.final_against)
     except ValueError as e:
@@ -280,6 +325,9 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
         p = promoted.get(level, (None,))[0]
         print(f"{level:>14s} {('-' if m is None else f'{m:.1f}'):>26s} {('-' if it is None else it):>9} "
               f"{('-' if p is None else f'{p:.1f}'):>35s}")
+
+    if getattr(args, "windows", None):
+        print("\n" + "\n".join(window_table(metrics, opponents_rows, wall, args.windows)))
 
     checkpoint = latest_checkpoint(run_dir)
     final = {}

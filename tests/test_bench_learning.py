@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from scripts.bench_learning import (GOAL_MIN_GAMES, curve_levels, final_games, first_promoted, first_reached,
-                                    parse_final_against, pretrain_command, wilson)
+                                    parse_final_against, pretrain_command, wilson, window_table)
 
 
 def rows(*spec):
@@ -70,6 +70,25 @@ def test_from_run_reports_a_run_trained_before_with_minutes_from_the_time_in_its
     assert out["reached_80pct_minutes"]["scripted_1"] is None
     assert out["train_wall_minutes"] == 5.0 and out["train_rc"] is None and out["budget_minutes"] is None
     assert out["checkpoint"] is None and out["final"] == {}
+
+
+def test_the_windows_table_sums_games_and_takes_the_updates_medians_by_wall_minutes(tmp_path, capsys):
+    metrics = [{"iteration": str(i), "curriculum_agent": a, "approx_kl": str(kl), "kl_stopped": str(stop),
+                "vf_explained_var": str(ev), "entropy": str(ent), "agent_steps": str(1_000_000 * i)}
+               for i, a, kl, stop, ev, ent in [(1, "random", 1e-3, 0, 0.5, 4.0), (2, "random", 3e-3, 1, 0.7, 3.0),
+                                                (3, "random", 2e-3, 0, "nan", 2.0), (4, "scripted_1", 4e-3, 0, 0.9,
+                                                                                    1.0)]]
+    wall = {1: 3.0, 2: 9.0, 3: 14.9, 4: 15.0}  # iterations 1-3 in minutes 0-15, iteration 4 in 15-30
+    opponents = rows((1, "random", 4, 1), (2, "random", 3, 3), (3, "scripted_1", 2, 0), (3, "random", 0, 0),
+                     (4, "scripted_1", 5, 2))
+    lines = window_table(metrics, opponents, wall, 15)
+    assert lines[2] == "| 0-15 | random | random: 4/7, scripted_1: 0/2 | 2.0e-03 | 1 | 0.60 | 3.00 | 3.00M |"
+    assert lines[3] == "| 15-15 | scripted_1 | scripted_1: 2/5 | 4.0e-03 | 0 | 0.90 | 1.00 | 4.00M |"
+    assert len(lines) == 4 and window_table([], [], {}, 15) == lines[:2]
+    from scripts.bench_learning import main
+    with pytest.raises(SystemExit):
+        main(["--from-run", str(tmp_path), "--windows", "0"])
+    assert "--windows must be > 0 (minutes), got 0.0" in capsys.readouterr().err
 
 
 def test_the_final_games_are_the_ladders_unless_named():

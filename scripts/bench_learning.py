@@ -326,7 +326,7 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
         print(f"{level:>14s} {('-' if m is None else f'{m:.1f}'):>26s} {('-' if it is None else it):>9} "
               f"{('-' if p is None else f'{p:.1f}'):>35s}")
 
-    if getattr(args, "windows", None):
+    if args.windows:
         print("\n" + "\n".join(window_table(metrics, opponents_rows, wall, args.windows)))
 
     checkpoint = latest_checkpoint(run_dir)

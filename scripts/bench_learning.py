@@ -291,7 +291,10 @@ def from_run(p, run_dir: str) -> tuple:
     path = os.path.join(run_dir, "run_config.yaml")
     if not os.path.isfile(path):
         p.error(f"--from-run {run_dir}: no run_config.yaml there (a run directory of app.train is needed)")
-    cfg = run_config.load(path, [])
+    cfg, moved = run_config.load_record(run_dir)
+    for key, (recorded, used) in moved.items():
+        print(f"--from-run: the run's {key} {recorded!r} is not on this machine; "
+              + (f"read as {used!r}" if used else "left out"))
     try:
         t0 = time.mktime(time.strptime(os.path.basename(run_dir).rsplit("_bench_", 1)[1], "%Y%m%d_%H%M%S"))
     except (IndexError, ValueError):

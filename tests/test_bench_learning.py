@@ -1,6 +1,8 @@
 """scripts/bench_learning.py: when a ladder level counts as reached, and the win-rate interval of the final games."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from scripts.bench_learning import (GOAL_MIN_GAMES, curve_levels, final_games, first_promoted, first_reached,
@@ -70,6 +72,39 @@ def test_from_run_reports_a_run_trained_before_with_minutes_from_the_time_in_its
     assert out["reached_80pct_minutes"]["scripted_1"] is None
     assert out["train_wall_minutes"] == 5.0 and out["train_rc"] is None and out["budget_minutes"] is None
     assert out["checkpoint"] is None and out["final"] == {}
+
+
+def test_a_run_copied_from_another_machine_is_read_with_its_paths_found_here_or_left_out(tmp_path, capsys):
+    """A run directory names the files of the machine that trained it: init.restore under a storage path that
+    moved, trueskill.references in a removed worktree, init.checkpoint nowhere. --from-run finds each by its
+    trailing parts under the run's ancestors and the working directory, or leaves it out, and says which."""
+    import yaml
+
+    from training.run_config import load_record
+    storage = tmp_path / "copied" / "runs"
+    checkpoint = storage / "first_bench_20261127_033704" / "PPO_trial" / "checkpoint_000003"
+    checkpoint.mkdir(parents=True)
+    (checkpoint / "algorithm_state.pkl").write_bytes(b"")
+    run = storage / "second_bench_20261127_034414"
+    run.mkdir()
+    with open("tune_configs/hok_1v1.yaml") as f:
+        raw = yaml.safe_load(f)
+    raw["init"] = {"restore": "/gone/box/runs/first_bench_20261127_033704/PPO_trial/checkpoint_000003"}
+    raw["trueskill"] = dict(raw.get("trueskill") or {}, references="/gone/worktree/tune_configs/references_1v1.json")
+    (run / "run_config.yaml").write_text(yaml.safe_dump(raw))
+    cfg, moved = load_record(str(run))
+    assert cfg.init.restore == str(checkpoint)
+    assert cfg.trueskill.references.endswith(os.path.join("tune_configs", "references_1v1.json"))
+    assert os.path.isfile(cfg.trueskill.references)
+    assert set(moved) == {"init.restore", "trueskill.references"}
+    raw["init"] = {"checkpoint": "/gone/box/clone", "lr_hold_iterations": 0}
+    (run / "run_config.yaml").write_text(yaml.safe_dump(raw))
+    cfg, moved = load_record(str(run))
+    assert cfg.init.checkpoint is None and moved["init.checkpoint"] == ("/gone/box/clone", None)
+    from scripts.bench_learning import main
+    (run / "metrics.csv").write_text("iteration,timestamp,agent_steps\n")
+    assert main(["--from-run", str(run), "--final-games", "0", "--lower-games", "0"]) == 0
+    assert "the run's init.checkpoint '/gone/box/clone' is not on this machine; left out" in capsys.readouterr().out
 
 
 def test_the_windows_table_sums_games_and_takes_the_updates_medians_by_wall_minutes(tmp_path, capsys):

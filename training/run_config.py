@@ -75,6 +75,47 @@ def load(path: str, overrides: list[str] = ()) -> RunSettings:
     return validate(raw)
 
 
+# the keys of a run config that name files on the machine that trained
+PATH_KEYS = ("init.checkpoint", "init.teacher", "init.restore", "trueskill.references")
+
+
+def load_record(run_dir: str) -> tuple[RunSettings, dict]:
+    """The config a run trained with (its run_config.yaml), read on this machine: ``(settings, moved)``.
+
+    A run directory copied from another machine (a GPU box, a cluster's storage), or trained in a worktree since
+    removed, names files this machine lacks (``PATH_KEYS``). Each such path is looked for under the run directory's
+    ancestors and the working directory by its trailing parts (``/tmp/wt/tune_configs/references_1v1.json`` ->
+    ``tune_configs/references_1v1.json``, two parts at least); one found there is used, one not found is left out
+    (null: the default).
+    ``moved`` maps each key whose path changed to ``(the recorded path, the one used or None)``."""
+    path = os.path.join(run_dir, "run_config.yaml")
+    if not os.path.isfile(path):
+        raise ValueError(f"{run_dir}: no run_config.yaml (a run directory of app.train is needed)")
+    with open(path) as f:
+        raw = yaml.safe_load(f) or {}
+    roots = [os.getcwd()] + _ancestors(os.path.abspath(run_dir))
+    moved = {}
+    for key in PATH_KEYS:
+        section, name = key.split(".")
+        recorded = (raw.get(section) or {}).get(name)
+        if not isinstance(recorded, str) or os.sep not in recorded or os.path.exists(recorded):
+            continue  # unset, an agent's name, or there
+        parts = recorded.strip(os.sep).split(os.sep)
+        found = next((c for i in range(1, len(parts) - 1) for root in roots  # the longest trail first, 2 parts at least
+                      if os.path.exists(c := os.path.join(root, *parts[i:]))), None)
+        raw[section][name] = found
+        moved[key] = (recorded, found)
+    return validate(raw), moved
+
+
+def _ancestors(path: str) -> list:
+    """path, its parent, ... up to the filesystem's root."""
+    out = [path]
+    while os.path.dirname(out[-1]) != out[-1]:
+        out.append(os.path.dirname(out[-1]))
+    return out
+
+
 def _yaml_error(e: yaml.YAMLError) -> str:
     """Where PyYAML stopped (line and column, from 1), what it found there and what it was reading."""
     def at(mark):

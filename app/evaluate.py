@@ -35,7 +35,7 @@ import os
 import re
 import sys
 
-from moba.game.teams import MODE_1V1, MODES, NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
+from moba.game.teams import MODE_1V1, MODES, TEAM_NAMES, enemy_side, side_of_game
 from training.cli import user_errors
 
 
@@ -121,8 +121,7 @@ def play_games(args, games: list) -> list:
     from moba.env.replay_file import ReplayWriter, read_replay
     from app.replay import page_path, write_page
     from policies.league.references import agent_maker
-    from policies.league.series import one_torch_thread, play_series, series_score
-    from policies.league.ratings import LIMIT_OBJECTIVE, LIMIT_POINTS, WIN
+    from policies.league.series import one_torch_thread, play_series
 
     one_torch_thread()
     env = MobaEnv({"mode": args.mode, "time_limit_s": args.time_limit, "seed": args.seed, **env_games(args)})
@@ -145,10 +144,8 @@ def play_games(args, games: list) -> list:
     out = []
     for r in play_series(env, lambda g: make_agent(args.seed + g), lambda g: make_opponent(args.seed + g + args.games),
                          games, args.seed, watch):
-        result = {"game": r["game"], "side": r["side"], "winner": r["winner"], "game_time_s": r["game_time_s"],
-                  "margin": r["margin"], "won": r["winner"] == r["side"], "draw": r["winner"] == NO_WINNER,
-                  "points_won": series_score(r, LIMIT_POINTS) == WIN,
-                  "objective_won": series_score(r, LIMIT_OBJECTIVE) == WIN,
+        # the series record (policies/league/series.py), its game summary replaced by the agent's heroes
+        result = {**{k: v for k, v in r.items() if k != "summary"},
                   "heroes": [h["hero"] for h in r["summary"]["heroes"] if h["team"] == r["side"]],
                   "replay": None, "page": None}
         writer = writers.pop(r["game"], None)
@@ -168,9 +165,10 @@ def check_agents(args) -> None:
 
 
 def tally(results: list) -> dict:
-    """Games, outright wins and wins on the objective in these results of play_games."""
-    return {"games": len(results), "wins": sum(r["won"] for r in results),
-            "objective_wins": sum(r["objective_won"] for r in results)}
+    """Games, outright wins and wins on the objective in these results of play_games (none: zeros)."""
+    from policies.league.series import summarize_series
+    s = summarize_series(results) if results else {"games": 0, "outright_wins": 0, "objective_wins": 0}
+    return {"games": s["games"], "wins": s["outright_wins"], "objective_wins": s["objective_wins"]}
 
 
 def evaluate(args, log=print) -> dict:
@@ -192,7 +190,8 @@ def evaluate(args, log=print) -> dict:
         log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} ({', '.join(r['heroes'])}) vs {labels[1]}: "
             f"winner {r['winner']} at {r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}"
             + (f", replay {r['replay']}" if r["replay"] else ""))
-    wins, draws = sum(r["won"] for r in results), sum(r["draw"] for r in results)
+    from policies.league.series import summarize_series
+    s = summarize_series(results)  # a capped game is not won outright: "draw", the rule's default
     by_side = {}  # an agent that plays one side only (its moves in the map's frame) shows here
     for side in TEAM_NAMES:
         by_side.update({f"{k}_as_{side}": v for k, v in tally([r for r in results if r["side"] == side]).items()})
@@ -200,10 +199,9 @@ def evaluate(args, log=print) -> dict:
     # --randomize lineup or --lineup the two come apart
     by_hero = {hero: tally([r for r in results if hero in r["heroes"]])
                for hero in sorted({h for r in results for h in r["heroes"]})}
-    return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": args.games, "wins": wins,
-            "draws": draws, "losses": args.games - wins - draws, "win_rate": wins / args.games,
-            "points_win_rate": sum(r["points_won"] for r in results) / args.games,
-            "objective_win_rate": sum(r["objective_won"] for r in results) / args.games, **by_side,
+    return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": s["games"],
+            "wins": s["outright_wins"], "draws": s["draws"], "losses": s["losses"], "win_rate": s["outright_win_rate"],
+            "points_win_rate": s["points_win_rate"], "objective_win_rate": s["objective_win_rate"], **by_side,
             "by_hero": by_hero,
             "replays": [r["replay"] for r in results if r["replay"]],
             "pages": [r["page"] for r in results if r["page"]]}

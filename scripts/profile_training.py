@@ -9,8 +9,9 @@ built in this process.
 - **The profile** (at the config's games per runner): every phase of ``sample()`` and of ``Learner.update`` is timed
   by wrapping its function (``PHASES``, ``LEARNER_PHASES``), and each phase's time is its own (exclusive): a phase's
   time excludes the phases it calls, and the root's own time is what no phase covers (the loops, metrics, lists).
-  The table gives microseconds per agent step and the share of the total. The learner's rows are one update on one
-  iteration's batch at the config's minibatch size and epochs, with its learner threads.
+  The table gives microseconds per agent step and the share of the total; beside it, what the sample's episodes cost
+  to move to the driver (pickled and unpickled, as Ray's serializer does, and their bytes). The learner's rows are
+  one update on one iteration's batch at the config's minibatch size and epochs, with its learner threads.
 - **The scaling curve** (``--games``): per number of games per runner, agent steps/s of ``sample()`` (the median of
   3 samples of ``--env-steps`` env steps, at least 16 per game, after a warm-up), the rows per forward pass of
   "main", and the process's resident memory after the warm-up; memory per game is the slope between the first and
@@ -165,16 +166,36 @@ def profile(cfg, env_steps: int, learner: bool) -> dict:
         timer.wrap(resolve(owner), attribute, label)
     try:
         t = time.perf_counter()
-        rows = agent_steps(runner.sample(num_timesteps=env_steps, explore=True))
+        episodes = runner.sample(num_timesteps=env_steps, explore=True)
         wall = time.perf_counter() - t
     finally:
         timer.restore()
+    rows = agent_steps(episodes)
     out = {"games": games, "env_steps": timer.calls["engine"], "agent_steps": rows, "sample_wall_s": round(wall, 2),
-           "sample_agent_steps_per_s": round(rows / wall, 1), "sampler_table": profile_table(dict(timer.own), rows)}
+           "sample_agent_steps_per_s": round(rows / wall, 1), "sampler_table": profile_table(dict(timer.own), rows),
+           **transfer_cost(episodes, rows)}
     if learner:
         out.update(profile_learner(cfg, algo_config, runner))
     runner.stop()
     return out
+
+
+def transfer_cost(episodes, rows: int) -> dict:
+    """What moving a sample's episodes from a runner to the driver costs outside sample(): they are pickled (protocol
+    5, as Ray's serializer) and unpickled, per agent step of "main", and their size (the median of 3)."""
+    import pickle
+    dumps, loads = [], []
+    for _ in range(3):
+        t = time.perf_counter()
+        blob = pickle.dumps(episodes, protocol=5)
+        dumps.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        pickle.loads(blob)
+        loads.append(time.perf_counter() - t)
+    us = 1e6 / max(rows, 1)
+    return {"transfer_pickle_us": round(statistics.median(dumps) * us, 2),
+            "transfer_unpickle_us": round(statistics.median(loads) * us, 2),
+            "transfer_bytes_per_agent_step": round(len(blob) / max(rows, 1), 1)}
 
 
 def profile_learner(cfg, algo_config, runner) -> dict:
@@ -260,6 +281,9 @@ def main(argv=None) -> int:
     if not args.no_profile:
         prof = profile(cfg, args.env_steps, not args.no_learner)
         print_table(f"Sampling, {prof['games']} games per runner, {prof['env_steps']} env steps", prof["sampler_table"])
+        print(f"\nThe episodes to the driver (outside sample()): pickled {prof['transfer_pickle_us']} us and "
+              f"unpickled {prof['transfer_unpickle_us']} us per agent step, "
+              f"{prof['transfer_bytes_per_agent_step']:.0f} bytes each")
         if "learner_table" in prof:
             print_table(f"Learning, {prof['learner_rows']} rows x {prof['learner_epochs']} epochs, "
                         f"{prof['learner_threads']} threads: {prof['learner_rows_per_s']} rows/s",

@@ -1,5 +1,5 @@
 """scripts/profile_training.py: each phase's own time (its timed callees excluded), the table per agent step, the
-wrapping undone, and the memory slope of the scaling curve."""
+wrapping undone, the memory slope of the scaling curve, and the episodes' transfer per agent step."""
 from __future__ import annotations
 
 import time
@@ -48,3 +48,13 @@ def test_the_table_is_per_step_largest_first_with_the_total_last():
 def test_memory_per_game_is_the_slope_between_the_ends_of_the_curve():
     assert memory_slope([(8, 100.0), (32, 130.0), (128, 220.0)]) == pytest.approx(1.0)
     assert memory_slope([(8, 100.0)]) is None
+
+
+def test_the_transfer_is_per_agent_step_with_the_episodes_bytes():
+    import numpy as np
+
+    from scripts.profile_training import transfer_cost
+    episodes = [np.zeros(1000, np.float32) for _ in range(4)]  # 16,000 bytes of data
+    out = transfer_cost(episodes, rows=100)
+    assert 160.0 <= out["transfer_bytes_per_agent_step"] < 170.0  # the data and a pickle's few bytes per array
+    assert out["transfer_pickle_us"] >= 0.0 and out["transfer_unpickle_us"] >= 0.0

@@ -168,7 +168,7 @@ BAD = [  # (dotted key, value) set on smoke.yaml; taken from tests/test_training
     ("init.lr_hold_iterations", -1), ("init.lr_hold_lr", 2.0), ("init.teacher", 5),
     ("schedules.kickstart_coeff", 0.5),  # no teacher
     ("stop", [1]), ("stop.episodes", 3), ("stop.training_iteration", -1), ("stop.time_total_s", True),
-    ("checkpoint.frequency", 1.5), ("checkpoint.every", 3),
+    ("checkpoint.frequency", 1.5), ("checkpoint.every", 3), ("checkpoint.frequency", -1), ("checkpoint.num_to_keep", 0),
     ("storage_path", ""), ("storage_path", 5),
     ("sweep", [1]), ("sweep.schedules.team_spirit", [0.1, 2.0]), ("sweep.ppo.num_epochs", [1, 2]),
     ("sweep.reward.zero_sum", [True]), ("sweep.lr", [1]), ("sweep.ppo.dual_clip", [0.5]), ("sweep.env.mode", []),

@@ -635,13 +635,18 @@ class InitSettings(_Section):
 @dataclass(frozen=True)
 class CheckpointSettings(_Section):
     """Tune's checkpoints of a run."""
-    frequency: int = 10  # every N iterations
-    num_to_keep: int = 5
+    frequency: int = 10  # every N iterations (0: none but the last)
+    num_to_keep: int = 5  # the latest N; a run compared by windows (bench_learning's erosion) keeps them all
     at_end: bool = True
 
     @classmethod
     def from_dict(cls, d, key: str = "checkpoint") -> "CheckpointSettings":
-        return cls(**cls._checked(d, key))
+        ck = cls._checked(d, key)
+        if ck["frequency"] < 0:
+            _bad(f"{key}.frequency", f"must be >= 0 (0: only the last checkpoint), got {ck['frequency']}")
+        if ck["num_to_keep"] < 1:
+            _bad(f"{key}.num_to_keep", f"must be >= 1, got {ck['num_to_keep']}")
+        return cls(**ck)
 
 
 def set_key(raw: dict, dotted: str, value) -> dict:

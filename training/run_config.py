@@ -54,15 +54,20 @@ def _parse_value(text: str):
     return v
 
 
-def load(path: str, overrides: list[str] = ()) -> RunSettings:
-    """Reads a YAML run config, applies "--set key=value" overrides (values parsed as YAML) and validates."""
+def _read(path: str) -> dict:
+    """A YAML run config file as a raw dict, or a ValueError naming the file (missing, or where the YAML broke)."""
     if not os.path.isfile(path):
         raise ValueError(f"config file {path!r} not found")
     with open(path) as f:
         try:
-            raw = yaml.safe_load(f) or {}
+            return yaml.safe_load(f) or {}
         except yaml.YAMLError as e:
             raise ValueError(f"config file {path!r}: not valid YAML, {_yaml_error(e)}") from None
+
+
+def load(path: str, overrides: list[str] = ()) -> RunSettings:
+    """Reads a YAML run config, applies "--set key=value" overrides (values parsed as YAML) and validates."""
+    raw = _read(path)
     for item in overrides:
         if "=" not in item:
             raise ValueError(f"--set {item!r}: expected key=value, e.g. ppo.num_epochs=2")
@@ -88,11 +93,7 @@ def load_record(run_dir: str) -> tuple[RunSettings, dict]:
     ``tune_configs/references_1v1.json``, two parts at least); one found there is used, one not found is left out
     (null: the default).
     ``moved`` maps each key whose path changed to ``(the recorded path, the one used or None)``."""
-    path = os.path.join(run_dir, "run_config.yaml")
-    if not os.path.isfile(path):
-        raise ValueError(f"{run_dir}: no run_config.yaml (a run directory of app.train is needed)")
-    with open(path) as f:
-        raw = yaml.safe_load(f) or {}
+    raw = _read(os.path.join(run_dir, "run_config.yaml"))
     roots = [os.getcwd()] + _ancestors(os.path.abspath(run_dir))
     moved = {}
     for key in PATH_KEYS:

@@ -27,8 +27,10 @@ reports when the agent first beat each level of the reference ladder, then evalu
   benchmark whose final games were cut short.
 - ``--windows MINUTES`` also prints the run by windows of that many wall minutes, as a Markdown table: the
   curriculum's level at each window's end, the training games won against each opponent (opponents.csv), the
-  update's medians (approx_kl, explained variance, entropy; metrics.csv), its KL stops, and the agent steps sampled
-  by the window's end. With ``--from-run --final-games 0 --lower-games 0`` it plays no game.
+  update's medians (approx_kl, explained variance, entropy; metrics.csv), its KL stops, the policy gradient's
+  gradient-noise cosine (the mean ± its standard error over the updates that measured it: near 0, the gradient of
+  ``ppo.diagnostics_steps`` steps is mostly noise; docs/results.md has the noise scale it gives), and the agent steps
+  sampled by the window's end. With ``--from-run --final-games 0 --lower-games 0`` it plays no game.
 
 Prints the curve and a JSON line last.
 """
@@ -147,15 +149,26 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
 def window_table(metrics: list, opponents_rows: list, wall_of_iteration: dict, minutes: float) -> list:
     """The run by windows of `minutes` wall minutes (wall_of_iteration: iteration -> minute), as Markdown lines: the
     curriculum's level at the window's end, the training games won against each opponent, the medians of approx_kl,
-    explained variance and entropy, the KL stops, and the agent steps by the window's end."""
+    explained variance and entropy, the KL stops, the gradient-noise cosine's mean ± standard error (and the updates
+    that measured it), and the agent steps by the window's end."""
     import statistics
 
+    def values(rows, key):
+        return [float(r[key]) for r in rows if r.get(key) not in (None, "", "nan", "NaN")]
+
     def median(rows, key):
-        values = [float(r[key]) for r in rows if r.get(key) not in (None, "", "nan", "NaN")]
-        return statistics.median(values) if values else math.nan
+        v = values(rows, key)
+        return statistics.median(v) if v else math.nan
+
+    def mean_se(rows, key):
+        v = values(rows, key)
+        if not v:
+            return "-"
+        se = statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else math.nan
+        return f"{statistics.mean(v):.3f} ± {se:.3f} ({len(v)})"
 
     lines = ["| wall minutes | level at the end | training games won | approx_kl | KL stops | explained variance | "
-             "entropy | agent steps |", "|---|---|---|---|---|---|---|---|"]
+             "entropy | gradient-noise cosine | agent steps |", "|---|---|---|---|---|---|---|---|---|"]
     timed = sorted((wall_of_iteration[int(r["iteration"])], int(r["iteration"]), r) for r in metrics
                    if int(r["iteration"]) in wall_of_iteration)
     if not timed:
@@ -175,7 +188,7 @@ def window_table(metrics: list, opponents_rows: list, wall_of_iteration: dict, m
             steps, level = rows[-1].get("agent_steps"), rows[-1].get("curriculum_agent") or "-"
             lines.append(f"| {start:g}-{min(start + minutes, round(end, 1)):g} | {level} | {won} | "
                          f"{median(rows, 'approx_kl'):.1e} | {stops} | {median(rows, 'vf_explained_var'):.2f} | "
-                         f"{median(rows, 'entropy'):.2f} | "
+                         f"{median(rows, 'entropy'):.2f} | {mean_se(rows, 'gradient_noise_cosine')} | "
                          f"{'-' if steps in (None, '') else f'{float(steps) / 1e6:.2f}M'} |")
         start += minutes
     return lines

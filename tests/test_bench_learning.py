@@ -109,16 +109,20 @@ def test_a_run_copied_from_another_machine_is_read_with_its_paths_found_here_or_
 
 def test_the_windows_table_sums_games_and_takes_the_updates_medians_by_wall_minutes(tmp_path, capsys):
     metrics = [{"iteration": str(i), "curriculum_agent": a, "approx_kl": str(kl), "kl_stopped": str(stop),
-                "vf_explained_var": str(ev), "entropy": str(ent), "agent_steps": str(1_000_000 * i)}
-               for i, a, kl, stop, ev, ent in [(1, "random", 1e-3, 0, 0.5, 4.0), (2, "random", 3e-3, 1, 0.7, 3.0),
-                                                (3, "random", 2e-3, 0, "nan", 2.0), (4, "scripted_1", 4e-3, 0, 0.9,
-                                                                                    1.0)]]
+                "vf_explained_var": str(ev), "entropy": str(ent), "gradient_noise_cosine": str(cos),
+                "agent_steps": str(1_000_000 * i)}
+               for i, a, kl, stop, ev, ent, cos in [(1, "random", 1e-3, 0, 0.5, 4.0, 0.1),
+                                                     (2, "random", 3e-3, 1, 0.7, 3.0, "nan"),
+                                                     (3, "random", 2e-3, 0, "nan", 2.0, 0.3),
+                                                     (4, "scripted_1", 4e-3, 0, 0.9, 1.0, "")]]
     wall = {1: 3.0, 2: 9.0, 3: 14.9, 4: 15.0}  # iterations 1-3 in minutes 0-15, iteration 4 in 15-30
     opponents = rows((1, "random", 4, 1), (2, "random", 3, 3), (3, "scripted_1", 2, 0), (3, "random", 0, 0),
                      (4, "scripted_1", 5, 2))
     lines = window_table(metrics, opponents, wall, 15)
-    assert lines[2] == "| 0-15 | random | random: 4/7, scripted_1: 0/2 | 2.0e-03 | 1 | 0.60 | 3.00 | 3.00M |"
-    assert lines[3] == "| 15-15 | scripted_1 | scripted_1: 2/5 | 4.0e-03 | 0 | 0.90 | 1.00 | 4.00M |"
+    # the cosine: the mean of 0.1 and 0.3 (iteration 2 did not measure it), standard error 0.1414 / sqrt(2)
+    assert lines[2] == ("| 0-15 | random | random: 4/7, scripted_1: 0/2 | 2.0e-03 | 1 | 0.60 | 3.00 | "
+                        "0.200 ± 0.100 (2) | 3.00M |")
+    assert lines[3] == "| 15-15 | scripted_1 | scripted_1: 2/5 | 4.0e-03 | 0 | 0.90 | 1.00 | - | 4.00M |"
     assert len(lines) == 4 and window_table([], [], {}, 15) == lines[:2]
     from scripts.bench_learning import main
     with pytest.raises(SystemExit):

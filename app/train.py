@@ -91,6 +91,7 @@ def main(argv=None) -> int:
     from ray.tune.registry import register_env
 
     from moba.env.compiled import compile_ahead
+    from policies.agents.scripted import ScriptedAgent
     torch.set_num_threads(cfg.resources.torch_threads)
     storage = run_storage.absolute(cfg.storage_path)  # a job runs in a copy of the directory
     cfg = cfg.replace(storage_path=storage)
@@ -116,8 +117,9 @@ def main(argv=None) -> int:
         print(f"a run named {os.path.basename(run_dir)!r} exists: this one is {cfg.name!r} "
               f"(--resume continues the existing one)", flush=True)
         run_dir = run_storage.join(storage, cfg.name)
-    # compile the engine once, here and with a message, rather than silently in every env runner at once
-    compile_ahead(log=lambda line: print(line, flush=True))
+    # compile the engine and the scripted bot once, here and with a message, rather than silently in every env
+    # runner at once
+    compile_ahead(log=lambda line: print(line, flush=True), agents=[ScriptedAgent()])
     ray_output.drop_noise_records()
     if ray.is_initialized():
         pass  # an embedding process (a test session, a notebook) already started Ray: use it

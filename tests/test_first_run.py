@@ -9,6 +9,7 @@ import sys
 import types
 
 from moba.env import compiled
+from policies.agents.scripted import ScriptedAgent
 from training import ray_output
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,8 +27,10 @@ def test_a_cold_compile_says_what_it_does_and_a_warm_one_is_silent(monkeypatch):
 
 
 def test_the_compiled_entry_points_are_cached_after_a_game_step():
-    compiled.compile_ahead(log=lambda line: None)
-    assert all(compiled.is_cached(f) for f in compiled.ENTRY_POINTS)
+    bot = ScriptedAgent()
+    compiled.compile_ahead(log=lambda line: None, agents=[bot])
+    assert all(compiled.is_cached(f) for f in compiled.ENTRY_POINTS + bot.compiled)
+    assert bot._state, "the bot decided in that step"
 
 
 def test_noise_records_are_dropped_and_every_other_record_kept():

@@ -180,9 +180,9 @@ def test_a_lower_retreat_threshold_stays_in_the_fight():
     obs, _, weak = _lane_scenario(hero_hp_fraction=0.2)
     careful, reckless = ScriptedAgent(0, Handicap(items=False)), ScriptedAgent(0, Handicap(items=False,
                                                                                            retreat_hp=0.1))
-    assert careful.act(obs)["radiant_0"]["primary"] != A_ATTACK and careful._state["radiant_0"]["retreat"]
+    assert careful.act(obs)["radiant_0"]["primary"] != A_ATTACK and careful.retreating("radiant_0")
     assert reckless.act(obs)["radiant_0"] == {**NOOP_ACTION, "primary": A_ATTACK, "target_unit": weak}
-    assert not reckless._state["radiant_0"]["retreat"]
+    assert not reckless.retreating("radiant_0")
 
 
 # ---- evaluation games differ by seed and replay ----------------------------------------------------------------------

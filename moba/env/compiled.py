@@ -36,19 +36,26 @@ def cache_location() -> str:
         return "__pycache__"
 
 
-def compile_ahead(log=print) -> float:
+def compile_ahead(log=print, agents=()) -> float:
     """Compiles (or loads) every kernel a game step runs, in both modes; logs a line before and after when the cache
-    is cold. Returns the seconds it took."""
+    is cold. Returns the seconds it took. ``agents``: agents (from the layers above, such as the scripted bot) that
+    choose Radiant's actions in that step, so that their compiled code is built too; the dispatchers each one lists
+    in its ``compiled`` attribute join the cache check."""
     from moba.env.moba_env import MobaEnv
-    cold = not all(is_cached(f) for f in ENTRY_POINTS)
+    entry_points = ENTRY_POINTS + tuple(f for agent in agents for f in getattr(agent, "compiled", ()))
+    cold = not all(is_cached(f) for f in entry_points)
     if cold:
         log("Compiling the game engine with numba: about a minute, on the first run of a checkout only "
             f"(the machine code is cached in {cache_location()})...")
     t0 = time.time()
     for mode in MODES:
         env = MobaEnv({"mode": mode, "seed": 0, "evaluation": True})
-        env.reset()
-        env.step({a: dict(NOOP_ACTION) for a in env.possible_agents})
+        obs, _ = env.reset()
+        actions = {a: dict(NOOP_ACTION) for a in env.possible_agents}
+        for agent in agents:
+            agent.reset()
+            actions.update(agent.act({a: obs[a] for a in env.possible_agents if a.startswith("radiant")}))
+        env.step(actions)
     seconds = time.time() - t0
     if cold:
         log(f"Compiled in {seconds:.0f} s.")

@@ -40,6 +40,7 @@ import sys
 
 import yaml
 
+from training import run_config
 from training.cli import user_errors
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -91,13 +92,19 @@ def bench_command(sweep: dict, arm: str, minutes: float) -> list[str]:
 
 
 def read_arms(path: str) -> dict:
-    """Arm name -> its last benchmark result in arms.jsonl."""
+    """Arm name -> its last benchmark result in arms.jsonl. A run trained in a worktree since removed (or copied from
+    another machine) is looked for by its trailing parts under arms.jsonl's folders and the working directory
+    (``run_config.relocate``: ``/tmp/wt/results/RUN`` -> ``results/RUN``), and its ``run_dir`` is where it is now."""
     out = {}
     if os.path.exists(path):
+        roots = [os.getcwd()] + run_config.ancestors(os.path.dirname(os.path.abspath(path)))
         with open(path) as f:
             for line in f:
                 if line.strip():
                     row = json.loads(line)
+                    recorded = row.get("run_dir")
+                    if recorded and not os.path.exists(recorded):
+                        row["run_dir"] = run_config.relocate(recorded, roots) or recorded
                     out[row["arm"]] = row
     return out
 

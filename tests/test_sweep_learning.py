@@ -136,3 +136,22 @@ def test_an_arm_without_a_curriculum_is_plotted_by_its_games_against_the_fixed_a
     assert list(sl.trained_against_win_rate(climbing)) == [0.1, 0.5]  # the curriculum's own window
     fixed = pd.DataFrame({"fixed_games": [10, 10, 10, 10], "fixed_win_rate": [0.0, 0.5, 1.0, 0.5]})
     assert list(sl.trained_against_win_rate(fixed)) == [0.0, 0.25, 0.75, 0.75]  # about 20 games: two iterations
+
+
+def test_an_arm_trained_in_a_removed_worktree_is_found_under_the_sweeps_results(tmp_path, monkeypatch):
+    """arms.jsonl records the run directory the arm trained in; a worktree since removed leaves it pointing nowhere,
+    and the report then reads the run where it is now (results/RUN beside results/sweeps/NAME)."""
+    run = tmp_path / "results" / "hok_bench_1"
+    run.mkdir(parents=True)
+    (run / "metrics.csv").write_text("iteration,time_s,agent_steps\n1,10.0,100\n")
+    out = tmp_path / "results" / "sweeps" / "name"
+    out.mkdir(parents=True)
+    rows = [{"arm": "moved", "run_dir": "/tmp/wt_gone/results/hok_bench_1"},
+            {"arm": "lost", "run_dir": "/tmp/wt_gone/results/hok_bench_2"},
+            {"arm": "here", "run_dir": str(run)}]
+    (out / "arms.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.chdir(tmp_path / "results" / "sweeps")  # not the results' root: found from arms.jsonl's folders
+    arms = sl.read_arms(str(out / "arms.jsonl"))
+    assert arms["moved"]["run_dir"] == str(run) and arms["here"]["run_dir"] == str(run)
+    assert arms["lost"]["run_dir"] == "/tmp/wt_gone/results/hok_bench_2"  # kept as recorded: nothing to read
+    assert sl.progress(arms["moved"]["run_dir"])["agent_steps"] == 100

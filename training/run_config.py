@@ -94,22 +94,28 @@ def load_record(run_dir: str) -> tuple[RunSettings, dict]:
     (null: the default).
     ``moved`` maps each key whose path changed to ``(the recorded path, the one used or None)``."""
     raw = _read(os.path.join(run_dir, "run_config.yaml"))
-    roots = [os.getcwd()] + _ancestors(os.path.abspath(run_dir))
+    roots = [os.getcwd()] + ancestors(os.path.abspath(run_dir))
     moved = {}
     for key in PATH_KEYS:
         section, name = key.split(".")
         recorded = (raw.get(section) or {}).get(name)
         if not isinstance(recorded, str) or os.sep not in recorded or os.path.exists(recorded):
             continue  # unset, an agent's name, or there
-        parts = recorded.strip(os.sep).split(os.sep)
-        found = next((c for i in range(1, len(parts) - 1) for root in roots  # the longest trail first, 2 parts at least
-                      if os.path.exists(c := os.path.join(root, *parts[i:]))), None)
+        found = relocate(recorded, roots)
         raw[section][name] = found
         moved[key] = (recorded, found)
     return validate(raw), moved
 
 
-def _ancestors(path: str) -> list:
+def relocate(recorded: str, roots: list, min_parts: int = 2) -> str | None:
+    """Where a recorded path that is not there now is: its trailing parts (the longest trail first, ``min_parts`` at
+    least) joined to each of ``roots`` in turn, the first that exists; None when none does."""
+    parts = recorded.strip(os.sep).split(os.sep)
+    return next((c for i in range(1, len(parts) - min_parts + 1) for root in roots
+                 if os.path.exists(c := os.path.join(root, *parts[i:]))), None)
+
+
+def ancestors(path: str) -> list:
     """path, its parent, ... up to the filesystem's root."""
     out = [path]
     while os.path.dirname(out[-1]) != out[-1]:

@@ -26,7 +26,7 @@ from moba.game.abilities import (TT_NO_TARGET, TT_POINT, TT_UNIT, TT_UNIT_OFFSET
                                  UK_TELEPORT)
 from moba.game.constants import UT_ANCIENT, UT_CREEP_MELEE, UT_CREEP_RANGED, UT_FOUNTAIN, UT_HERO, UT_TOWER
 from moba.game.items import ITEM_ACTIONS
-from moba.game.kernels import armor_multiplier
+from moba.game.kernels import armor_multiplier  # the engine's kernel: the same double arithmetic
 from moba.game.tables import ABILITIES_PER_HERO
 
 # ---- the bot's behaviour numbers -------------------------------------------------------------------------------------
@@ -90,7 +90,6 @@ _WARD = A_ITEM0 + ITEM_ACTIONS.index("observer_ward")
 _DAGON = A_ITEM0 + ITEM_ACTIONS.index("dagon")
 _CENTRE = N_OFFSETS // 2
 _REACH = (N_OFFSETS // 2) * OFFSET_STEP_CASTER  # the move offset grid's border
-_armor_multiplier = armor_multiplier  # the engine's kernel: the same double arithmetic
 
 _F = np.float32  # a Python constant beside a float32 value, as NumPy 2 takes it (weak: cast to float32 first)
 
@@ -494,7 +493,7 @@ def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroe
         lh = -1
         for i in range(n_units):
             if enemy[i] and creep[i] and dist[i] < _F(LAST_HIT_RANGE) and unit_masks[UK_ATTACK, i] and \
-                    units[i, UNIT_HEALTH] <= dmg * _F(_armor_multiplier(float(units[i, UNIT_ARMOR]))) * \
+                    units[i, UNIT_HEALTH] <= dmg * _F(armor_multiplier(float(units[i, UNIT_ARMOR]))) * \
                     _F(LAST_HIT_MARGIN) and (lh < 0 or dist[i] < dist[lh]):
                 lh = i
         if lh >= 0:

@@ -283,21 +283,16 @@ def _move_to(mx, my, gx, gy, goal_is_float32, mask):
 
 
 @njit(cache=True)
-def _defend_self(units, unit_valid, unit_masks, mask, target_type, kind):
-    """A defensive spell on this hero, or primary -2 (none)."""
-    me_row, best = 0, float(units[0, UNIT_IS_ME]) * float(unit_valid[0])
-    for u in range(1, units.shape[0]):
-        v = float(units[u, UNIT_IS_ME]) * float(unit_valid[u])
-        if v > best:
-            me_row, best = u, v
+def _defend_self(unit_masks, mask, target_type, kind, myrow):
+    """A defensive spell on this hero (unit row ``myrow``), or primary -2 (none)."""
     for k in range(ABILITIES_PER_HERO):
         p = A_ABILITY0 + k
         if not mask[p]:
             continue
         tt = target_type[p]
         if kind[k] == KIND_DEFENSE:
-            if tt == TT_UNIT and unit_masks[UK_ALLY, me_row]:
-                return p, me_row, _CENTRE, _CENTRE
+            if tt == TT_UNIT and unit_masks[UK_ALLY, myrow]:
+                return p, myrow, _CENTRE, _CENTRE
             if tt == TT_NO_TARGET:
                 return p, 0, _CENTRE, _CENTRE
     return -2, 0, _CENTRE, _CENTRE
@@ -423,7 +418,7 @@ def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroe
                 and not diving:
             danger_tower = True
     if mem[MEM_RETREAT] != 0.0 or danger_tower:
-        a = _defend_self(units, unit_valid, unit_masks, mask, target_type, kind)
+        a = _defend_self(unit_masks, mask, target_type, kind, myrow)
         if a[0] != -2 and not danger_tower:
             return a
         s, d = project_point(float(mx), float(my), segments)

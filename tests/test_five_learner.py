@@ -1,7 +1,6 @@
 """What the PPO learner does to train fast (policies/learning/five_learner.py, advantages.py, learner_threads.py): GAE
-on the
-env runners' values, observation statistics merged once per update, sequences shuffled by team, and a thread count
-chosen by measurement."""
+on the env runners' values, observation statistics merged once per update, sequences shuffled (by team) before every
+epoch, and a thread count chosen by measurement."""
 from __future__ import annotations
 
 import copy
@@ -183,6 +182,37 @@ def test_5v5_sequences_are_shuffled_by_team(ray_session):
     main.shuffle()  # what RLlib's minibatch iterator calls between epochs
     assert contiguous(teams()) and rows() == before
     assert not np.array_equal(teams(), order) or len(set(order.tolist())) < 3
+
+
+def test_1v1_sequences_are_shuffled_before_the_first_epoch(ray_session):
+    """RLlib shuffles a batch only between epochs; when PPO asks for shuffling (shuffle_batch_per_epoch), the learner
+    shuffles it before the first as well, so that the first epoch's minibatches (every minibatch at one epoch) mix the
+    games instead of holding a few whole game chunks."""
+    from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
+    from ray.rllib.core.learner.training_data import TrainingData
+    from ray.rllib.policy.sample_batch import SampleBatch
+
+    from moba.env.observation import GLOBAL_TIME
+    runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=4))
+    episodes = runner.sample(num_timesteps=320, explore=True)
+
+    def rows(batch):  # (game time at each sequence's first step, its first reward, its length), in the batch's order
+        main = batch.policy_batches["main"]
+        return [(round(float(main[Columns.OBS]["global"][i, 0, GLOBAL_TIME]), 4), float(main[Columns.REWARDS][i, 0]),
+                 int(main[SampleBatch.SEQ_LENS][i])) for i in range(len(main[SampleBatch.SEQ_LENS]))]
+
+    np.random.seed(0)
+    runner_order = rows(learner._make_batch_if_necessary(TrainingData(episodes=copy.deepcopy(episodes))))
+    assert runner_order == rows(PPOTorchLearner._make_batch_if_necessary(
+        learner, TrainingData(episodes=copy.deepcopy(episodes))))  # without shuffle_batch_per_epoch: RLlib's order
+    learner._shuffle_first_epoch = True  # what an update with PPO's shuffle_batch_per_epoch sets
+    shuffled = rows(learner._make_batch_if_necessary(TrainingData(episodes=episodes)))
+    assert len(runner_order) >= 12 and sorted(shuffled) == sorted(runner_order)  # every sequence, once
+
+    def in_time_order(order):  # adjacent sequences where the second starts later in its game: one game's chunk
+        return sum(b[0] > a[0] for a, b in zip(order, order[1:])) / (len(order) - 1)
+    # RLlib's own order is game after game (games of 3 sequences here: at most 2/3 of the pairs); shuffled, about 1/3
+    assert in_time_order(runner_order) > 0.55 and in_time_order(shuffled) < 0.45
 
 
 # ---- the learner's thread count --------------------------------------------------------------------------------------

@@ -184,6 +184,7 @@ class FivePPOLearner(PPOTorchLearner):
         if self._device.type == "cpu":
             keep_freed_memory()
         self._updates = 0  # updates started (the diagnostics run every ppo.diagnostics_every of them)
+        self._shuffle_first_epoch = False  # the update's shuffle_batch_per_epoch (_create_iterator_if_necessary)
         self._new_update(count=False)
 
     @override(PPOTorchLearner)
@@ -225,7 +226,9 @@ class FivePPOLearner(PPOTorchLearner):
 
     @override(PPOTorchLearner)
     def _create_iterator_if_necessary(self, **kwargs):
-        """RLlib's minibatch iterator, stopped once a minibatch's approx_kl has passed ppo.target_kl."""
+        """RLlib's minibatch iterator, its batch shuffled before the first epoch too when PPO shuffles between epochs
+        (_make_batch_if_necessary), stopped once a minibatch's approx_kl has passed ppo.target_kl."""
+        self._shuffle_first_epoch = bool(kwargs.get("shuffle_batch_per_epoch"))
         batch_iter = super()._create_iterator_if_necessary(**kwargs)
         if isinstance(batch_iter, dict):  # nothing to train
             return batch_iter
@@ -290,14 +293,20 @@ class FivePPOLearner(PPOTorchLearner):
 
     @override(PPOTorchLearner)
     def _make_batch_if_necessary(self, training_data):
-        """RLlib's train batch; the sequences of a module that encodes teams once are shuffled by team before each
-        epoch (shuffle_by_team) instead of one by one, which would scatter a team over the minibatches."""
+        """RLlib's train batch; when PPO shuffles between epochs (its shuffle_batch_per_epoch), shuffled before the
+        first epoch as well. RLlib leaves the first epoch in the runners' order, game after game (and with one epoch
+        never shuffles), so each minibatch held a few whole game chunks: a 1v1 minibatch of 2,000 steps two of the
+        iteration's sixteen games, and the update's diagnostics one game. The sequences of a module that encodes
+        teams once are always shuffled, by team (shuffle_by_team) instead of one by one, which would scatter a team
+        over the minibatches: the runners' order interleaves the teams."""
         batch = super()._make_batch_if_necessary(training_data)
         for module_id, module_batch in batch.policy_batches.items():
             module = self.module[module_id].unwrapped()
-            if getattr(module, "team_size", 1) > 1 and module_batch.get(SampleBatch.SEQ_LENS) is not None:
+            by_team = getattr(module, "team_size", 1) > 1 and module_batch.get(SampleBatch.SEQ_LENS) is not None
+            if by_team:
                 module_batch.shuffle = functools.partial(shuffle_by_team, module_batch, module)
-                module_batch.shuffle()  # the first epoch too (RLlib shuffles from the second on)
+            if len(module_batch) and (by_team or self._shuffle_first_epoch):  # teams: always whole in a minibatch
+                module_batch.shuffle()
         return batch
 
     @override(PPOTorchLearner)

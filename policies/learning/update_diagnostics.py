@@ -46,7 +46,9 @@ def term_grad_norms(terms: dict, params: list) -> dict:
 
 def half_masks(mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Two disjoint halves of the real steps `mask` ([B] or [B, T] bool): the even and the odd sequences (rows), so
-    that each half holds whole sequences; with one row, the even and odd steps."""
+    that each half holds whole sequences; with one row, the even and odd steps. The learner's minibatches are
+    shuffled, so these are random sequences of all the batch's games: in the runners' order they alternated along
+    one game (docs/results.md, the negative cosine without the teacher)."""
     rows = torch.arange(mask.shape[0], device=mask.device)
     if mask.dim() == 1 or mask.shape[0] == 1:
         idx = torch.arange(mask.numel(), device=mask.device).reshape(mask.shape)

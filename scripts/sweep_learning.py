@@ -23,12 +23,13 @@ Each finished arm adds its benchmark's JSON line to ``<out>/arms.jsonl`` (defaul
 name>``), so a sweep can be run a few arms at a time (``--only``) and an arm already there is skipped unless
 ``--again``. ``--report-only`` writes the table and the plot from what is there. Arms are compared by the ladder levels
 they reached: a level is reached when the agent won >= 80% of its last >= 20 training games against it
-(bench_learning.first_reached), at that wall minute and agent step count (metrics.csv), plus the final games.
-Where no arm reaches a level, the table's progress columns still separate them: agent and gradient steps, and over the
-last 5 minutes the window win rate against the current level and the kickstart KL. Writes ``table.md`` and
-``curves.png`` (the curriculum level against wall minutes and agent steps; the window win rate and the kickstart KL
-against agent steps) and prints a JSON line last. Compare arms measured on one machine: wall minutes differ between
-machines and loads.
+(bench_learning.first_reached), at that wall minute and agent step count (metrics.csv), plus the final games; where
+the curriculum promoted the agent past a level before that (at its ``promote_at``, after which it no longer plays the
+level), the promotion's, marked "promoted". Where no arm reaches a level, the table's progress columns still separate
+them: agent and gradient steps, and over the last 5 minutes the window win rate against the current level and the
+kickstart KL. Writes ``table.md`` and ``curves.png`` (the curriculum level against wall minutes and agent steps; the
+window win rate and the kickstart KL against agent steps) and prints a JSON line last. Compare arms measured on one
+machine: wall minutes differ between machines and loads.
 """
 from __future__ import annotations
 
@@ -182,10 +183,7 @@ def table(arms: dict, levels: list) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in arms.items():
         cells = [name, ", ".join(f"`{s}`" for s in r["sets"])]
-        for lv in levels:
-            m = (r.get("reached_80pct_minutes") or {}).get(lv)
-            s = (r.get("reached_80pct_agent_steps") or {}).get(lv)
-            cells.append("-" if m is None else f"{m:.1f} / {s:,}" if s is not None else f"{m:.1f} / ?")
+        cells += [level_cell(r, lv) for lv in levels]
         pr = progress(r.get("run_dir", ""))
         win = _fmt(pr.get("window_win_late"), ".2f")
         cells += [_fmt(pr.get("agent_steps"), ","), _fmt(pr.get("gradient_steps"), ","),
@@ -195,6 +193,18 @@ def table(arms: dict, levels: list) -> str:
         cells.append(final_cell(r.get("final") or {}))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def level_cell(r: dict, level: str) -> str:
+    """A level's cell: the wall minutes / agent steps at which the arm reached it (80% of >= 20 games); where the
+    curriculum promoted the arm past it first (its promote_at is lower, and a promoted arm stops playing the level),
+    those of the promotion, marked "promoted"; "-" for neither."""
+    for key, mark in (("reached_80pct", ""), ("promoted", ", promoted")):
+        m = (r.get(f"{key}_minutes") or {}).get(level)
+        if m is not None:
+            s = (r.get(f"{key}_agent_steps") or {}).get(level)
+            return f"{m:.1f} / {'?' if s is None else format(s, ',')}{mark}"
+    return "-"
 
 
 def final_cell(final: dict) -> str:

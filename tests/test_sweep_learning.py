@@ -69,6 +69,17 @@ def test_final_against_replaces_the_ladders_final_games_in_the_command_and_the_t
     assert sl.final_cell({"random": {"wins": 8, "games": 20, **sides}}) == "vs random: 8/20 (radiant 8/10, dire 0/10)"
 
 
+def test_a_level_cell_shows_the_80pct_mark_else_the_curriculums_promotion():
+    r = {"reached_80pct_minutes": {"scripted_1": 6.8, "scripted_2": None, "scripted_3": None},
+         "reached_80pct_agent_steps": {"scripted_1": 1_200_000, "scripted_2": None},
+         "promoted_minutes": {"scripted_1": 5.5, "scripted_2": 7.75, "scripted_3": None},
+         "promoted_agent_steps": {"scripted_1": 928_594, "scripted_2": 1_344_852}}
+    assert sl.level_cell(r, "scripted_1") == "6.8 / 1,200,000"  # reached: the benchmark's own mark wins
+    assert sl.level_cell(r, "scripted_2") == "7.8 / 1,344,852, promoted"
+    assert sl.level_cell(r, "scripted_3") == "-" and sl.level_cell({}, "random") == "-"
+    assert sl.level_cell({"promoted_minutes": {"random": 1.0}}, "random") == "1.0 / ?, promoted"
+
+
 def result(arm, minutes, steps, wins, run_dir=""):
     return {"arm": arm, "sets": [f"ppo.train_batch_size={arm}"], "run_dir": run_dir,
             "reached_80pct_minutes": {"scripted_1": minutes, "scripted_2": None},

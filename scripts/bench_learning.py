@@ -1,7 +1,7 @@
 """Learning benchmark: trains for a wall-time budget on this machine, from scratch or kickstarted, and
 reports when the agent first beat each level of the reference ladder, then evaluates the final agent independently.
 
-    python scripts/bench_learning.py [--minutes 60] [--config tune_configs/hok_1v1.yaml] [--kickstart]
+    python scripts/bench_learning.py [--minutes 60] [--env-steps N] [--config tune_configs/hok_1v1.yaml] [--kickstart]
         [--pretrain-arg=--games=40 ...] [--kickstart-from CLONE] [--final-games 100] [--workers 2]
         [--set key=value ...]
     python scripts/bench_learning.py --from-run results/NAME_bench_TIMESTAMP [--final-games 100 ...]
@@ -11,7 +11,9 @@ reports when the agent first beat each level of the reference ladder, then evalu
   (``init.checkpoint``); the config's ``kickstart_coeff`` schedule decides the KL-to-teacher loss.
   ``--kickstart-from CLONE`` starts from a clone pretrained before, its card's wall time counted in the budget and the
   curve's minutes as if it had been pretrained here.
-- Training runs ``app.train`` for what is left of the budget (a fresh run named <name>_bench_<timestamp>). The config's
+- Training runs ``app.train`` for what is left of the budget (a fresh run named <name>_bench_<timestamp>); with
+  ``--env-steps N`` it stops sooner once it has sampled N env steps, so that the arms of a paired check (the same
+  config, seed and data, before and after a change) stop at the same data whatever their speed. The config's
   opponents decide what the agent plays; with the curriculum (``opponents.curriculum``) it climbs the ladder.
 - "Reached a level": the first moment (wall minutes since the benchmark started, pretraining included) at which the
   agent had won at least 80% of its last >= 20 training games against that level (``opponents.csv``; a game stopped
@@ -218,6 +220,8 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--config", default="tune_configs/hok_1v1.yaml")
     p.add_argument("--minutes", type=float, default=60.0, help="wall-time budget, pretraining included")
+    p.add_argument("--env-steps", type=int, metavar="N",
+                   help="also stop training once it has sampled N env steps (whichever comes first)")
     p.add_argument("--kickstart", action="store_true", help="pretrain (python -m app.pretrain) and start from it")
     p.add_argument("--kickstart-from", metavar="DIR",
                    help="start from a clone app.pretrain wrote before (its card's wall time counts in the budget and "
@@ -237,6 +241,8 @@ def main(argv=None):
     p.add_argument("--windows", type=float, metavar="MINUTES",
                    help="also print the run by windows of this many wall minutes (a Markdown table)")
     args = p.parse_args(argv)
+    if args.env_steps is not None and args.env_steps < 1:
+        p.error(f"--env-steps must be >= 1, got {args.env_steps}")
     if args.windows is not None and not args.windows > 0:
         p.error(f"--windows must be > 0 (minutes), got {args.windows}")
     try:
@@ -281,12 +287,18 @@ def main(argv=None):
         sets.append(f"init.checkpoint={out}")
     # a wall-clock deadline (Tune's time_total_s leaves out the evaluation games and checkpoints), a margin before
     # the budget's end for the last iteration and checkpoint
-    deadline = t0 + args.minutes * 60 - STOP_MARGIN_S
-    sets.append(f"stop={{timestamp: {max(deadline, time.time() + 60):.0f}}}")
+    sets.append(stop_setting(max(t0 + args.minutes * 60 - STOP_MARGIN_S, time.time() + 60), args.env_steps))
     rc = train.main(["--config", args.config] + sum((["--set", s] for s in sets), []))
     cfg = run_config.load(args.config, sets)
     run_dir = os.path.join(os.path.abspath(cfg.storage_path), cfg.name)
     return report(args, cfg, run_dir, t0, rc, round((time.time() - t0) / 60, 2), pretrain, kickstarted)
+
+
+def stop_setting(deadline: float, env_steps: int | None = None) -> str:
+    """The ``--set`` of the run's whole stop section: the wall-clock deadline (Unix seconds), and with `env_steps` the
+    env steps sampled too; training stops at whichever comes first (training.run_config.RunStopper)."""
+    extra = f", num_env_steps_sampled_lifetime: {int(env_steps)}" if env_steps else ""
+    return f"stop={{timestamp: {deadline:.0f}{extra}}}"
 
 
 def pretrain_command(mode: str, out: str, model: dict, extra: list) -> list:
@@ -354,7 +366,8 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
     print(json.dumps({
         "config": os.path.join(run_dir, "run_config.yaml") if args.from_run else args.config, "run": name,
         "run_dir": run_dir, "kickstart": bool(kickstarted), "pretrain": pretrain,
-        "train_rc": rc, "budget_minutes": None if args.from_run else args.minutes, "train_wall_minutes": train_minutes,
+        "train_rc": rc, "budget_minutes": None if args.from_run else args.minutes,
+        "budget_env_steps": None if args.from_run else args.env_steps, "train_wall_minutes": train_minutes,
         "total_wall_minutes": train_minutes if args.from_run else round((time.time() - t0) / 60, 2),
         "reached_80pct_minutes": {level: reached.get(level, (None,))[0] for level in levels},
         # the agent steps sampled up to the iteration that reached the level (metrics.csv's agent_steps)

@@ -3,13 +3,15 @@ the same wall-time budget on the same seeds, one after the other; then the table
 each ladder level, and the curves.
 
     python scripts/sweep_learning.py tune_configs/sweeps/batch_size.yaml [--out DIR] [--only ARM ...] [--again]
-        [--minutes M] [--final-games N] [--set KEY=VALUE ...] [--report-only]
+        [--minutes M] [--env-steps N] [--final-games N] [--set KEY=VALUE ...] [--report-only]
 
 A sweep file (YAML) names the base run config, the budget and the benchmark's options, the overrides every arm
 shares and each arm's own (``--set`` lines of app.train):
 
     config: tune_configs/hok_1v1_kickstart.yaml
     minutes: 20                 # wall-time budget per arm (the benchmark's --minutes)
+    env_steps: 3000000          # optional: each arm also stops at this many env steps (--env-steps), for a paired
+                                # check whose arms must end at the same data whatever their speed
     final_games: 20             # the benchmark's final games against the full bot (--final-games)
     lower_games: 0              # ... and against every lower level (--lower-games; default: final_games)
     final_against: {random: 20} # or these final games instead of the two above (--final-against; runs from scratch)
@@ -45,7 +47,7 @@ from training import run_config
 from training.cli import user_errors
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SWEEP_KEYS = {"config", "minutes", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
+SWEEP_KEYS = {"config", "minutes", "env_steps", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
 
 
 def load_sweep(path: str) -> dict:
@@ -68,9 +70,9 @@ def load_sweep(path: str) -> dict:
     for name, sets in {"set": sweep.get("set", []), **{f"arms.{a}": s for a, s in arms.items()}}.items():
         if not isinstance(sets, list) or not all(isinstance(s, str) and "=" in s for s in sets):
             raise ValueError(f"{path}: {name!r} must be a list of KEY=VALUE strings, got {sets!r}")
-    for key in ("final_games", "lower_games"):
-        if key in sweep and (isinstance(sweep[key], bool) or not isinstance(sweep[key], int) or sweep[key] < 0):
-            raise ValueError(f"{path}: {key!r} must be a whole number >= 0, got {sweep[key]!r}")
+    for key, least in (("final_games", 0), ("lower_games", 0), ("env_steps", 1)):
+        if key in sweep and (isinstance(sweep[key], bool) or not isinstance(sweep[key], int) or sweep[key] < least):
+            raise ValueError(f"{path}: {key!r} must be a whole number >= {least}, got {sweep[key]!r}")
     against = sweep.get("final_against", {})
     if not isinstance(against, dict) or not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0
                                                 for g in against.values()):
@@ -88,6 +90,7 @@ def bench_command(sweep: dict, arm: str, minutes: float) -> list[str]:
     return ([sys.executable, os.path.join(REPO, "scripts", "bench_learning.py"), "--config", sweep["config"],
              "--minutes", str(minutes), "--final-games", str(sweep["final_games"]),
              "--lower-games", str(sweep.get("lower_games", sweep["final_games"])), "--workers", str(sweep["workers"])]
+            + (["--env-steps", str(sweep["env_steps"])] if sweep.get("env_steps") else [])
             + sum((["--final-against", f"{a}={g}"] for a, g in sweep.get("final_against", {}).items()), [])
             + sum((["--set", s] for s in sets), []))
 
@@ -303,6 +306,8 @@ def main(argv=None) -> int:
     p.add_argument("--only", nargs="+", default=None, metavar="ARM", help="run these arms only")
     p.add_argument("--again", action="store_true", help="run arms that already have a result again")
     p.add_argument("--minutes", type=float, default=None, help="override the sweep file's budget per arm")
+    p.add_argument("--env-steps", type=int, default=None,
+                   help="override the sweep file's env steps per arm (each arm stops at them or its minutes)")
     p.add_argument("--final-games", type=int, default=None,
                    help="override the sweep file's final games against the full bot (and against every lower level "
                         "unless the file sets lower_games)")
@@ -316,6 +321,10 @@ def main(argv=None) -> int:
     if bad:
         raise ValueError(f"--set: {bad[0]!r} must be KEY=VALUE")
     sweep["set"] = list(sweep["set"]) + args.set
+    if args.env_steps is not None:
+        if args.env_steps < 1:
+            raise ValueError(f"--env-steps must be >= 1, got {args.env_steps}")
+        sweep["env_steps"] = args.env_steps
     if args.final_games is not None:
         if args.final_games < 0:
             raise ValueError(f"--final-games must be >= 0, got {args.final_games}")

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from scripts.bench_learning import (GOAL_MIN_GAMES, curve_levels, final_games, first_promoted, first_reached,
-                                    parse_final_against, pretrain_command, wilson, window_table)
+                                    parse_final_against, pretrain_command, stop_setting, wilson, window_table)
 
 
 def rows(*spec):
@@ -151,3 +151,17 @@ def test_the_pretrained_clone_gets_the_configs_model_keys():
     opts = settings_from_args(parse_args(cmd[3:]))
     assert opts["model"] == {"team_frame": True, "lstm_size": 96}  # read back as the run has them
     assert opts["settings"]["games"] == 4
+
+
+def test_an_env_step_budget_stops_training_at_that_data_or_the_deadline_whichever_comes_first():
+    from training import run_config
+
+    assert stop_setting(1800000000.4) == "stop={timestamp: 1800000000}"
+    cfg = run_config.load("tune_configs/smoke.yaml", [stop_setting(1800000000.0, 3_000_000)])
+    assert cfg.stop == {"timestamp": 1800000000, "num_env_steps_sampled_lifetime": 3000000}  # the whole section
+    stopper = run_config.RunStopper({"timestamp": 1800000000,
+                                     "env_runners/num_env_steps_sampled_lifetime": 3000000})  # as app.train maps it
+    early = {"timestamp": 1700000000, "env_runners": {"num_env_steps_sampled_lifetime": 2999000}}
+    assert not stopper("t", early)
+    assert stopper("t", {**early, "env_runners": {"num_env_steps_sampled_lifetime": 3001000}})  # the data first
+    assert stopper("t", {**early, "timestamp": 1800000001})  # or the deadline first

@@ -34,6 +34,7 @@ def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
     ("config: tune_configs/smoke.yaml\narms: {a: [seed]}\n", "'arms.a' must be a list of KEY=VALUE"),
     ("config: tune_configs/smoke.yaml\narms: []\n", "'arms' must map"),
     ("config: tune_configs/smoke.yaml\nlower_games: -1\narms: {a: [x=1]}\n", "'lower_games' must be a whole number"),
+    ("config: tune_configs/smoke.yaml\nenv_steps: 0\narms: {a: [x=1]}\n", "'env_steps' must be a whole number >= 1"),
     ("config: tune_configs/smoke.yaml\nfinal_against: {random: -2}\narms: {a: [x=1]}\n", "'final_against' must map"),
     ("config: tune_configs/smoke.yaml\nfinal_against: [random]\narms: {a: [x=1]}\n", "'final_against' must map"),
     ("config: tune_configs/smoke.yaml\nfinal_against: {randm: 20}\narms: {a: [x=1]}\n",
@@ -54,6 +55,9 @@ def test_an_arm_runs_the_benchmark_with_the_shared_and_its_own_overrides(tmp_pat
     assert [cmd[i + 1] for i, c in enumerate(cmd) if c == "--set"] == ["seed=5", "ppo.num_epochs=2"]
     fewer = sl.bench_command({**sweep, "lower_games": 0}, "a", 3.0)  # the full bot only
     assert fewer[fewer.index("--final-games") + 1] == "20" and fewer[fewer.index("--lower-games") + 1] == "0"
+    assert "--env-steps" not in cmd
+    paired = sl.bench_command({**sweep, "env_steps": 2000000}, "a", 3.0)  # arms that stop at the same data
+    assert paired[paired.index("--env-steps") + 1] == "2000000"
 
 
 def test_final_against_replaces_the_ladders_final_games_in_the_command_and_the_table(tmp_path):

@@ -24,8 +24,8 @@ from training import run_storage
 from training.csv_files import append_csv_rows
 from training.game_metrics import RAW_RETURN_KEY
 from training.league_play import (CSV_COLUMNS, CSV_NAME, LEAGUE_KEY, WEIGHTS_DIR, collect_from_runner, install_table,
-                                   game_ended, game_started, league_settings, objective_of, save_weights,
-                                   winner_of)
+                                   cut_short, game_ended, game_started, league_settings, objective_of,
+                                   save_weights, winner_of)
 from callbacks.trial_files import TrialFilesCallback
 
 
@@ -50,7 +50,7 @@ class LeagueCallback(TrialFilesCallback):
         if env_runner is not None:
             # GameMetricsCallback keeps the teams' raw returns in the episode's custom_data
             game_ended(env_runner, env_index, episode.custom_data.get(LEAGUE_KEY), winner_of(episode),
-                       episode.custom_data.get(RAW_RETURN_KEY), objective_of(episode))
+                       episode.custom_data.get(RAW_RETURN_KEY), objective_of(episode), scored=not cut_short(episode))
 
     # -- driver --
     @override(TrialFilesCallback)

@@ -7,7 +7,7 @@ from moba_testlib import NOOP, make_env, noop_actions, random_legal_actions
 
 from moba.env.actions import A_BUYBACK, A_NOOP, ACTION_KEYS
 from moba.env.config import EnvConfig
-from moba.env.moba_env import MobaEnv
+from moba.env.moba_env import CUT_SHORT_INFO, MobaEnv
 from moba.env.observation import HERO_ALIVE, HERO_RESPAWN_TIME
 from moba.env.randomization import EVAL_FIRST_WAVE_RANGE_S, EVAL_SPAWN_JITTER, sample_game
 from moba.game.builds import ability_build
@@ -408,10 +408,25 @@ def test_first_game_length_staggers_parallel_envs():
     env.reset(seed=1)
     steps, done = 0, False
     while not done:
-        _, _, terms, truncs, _ = env.step(noop_actions(env))
+        _, _, terms, truncs, infos = env.step(noop_actions(env))
         steps, done = steps + 1, terms["__all__"] or truncs["__all__"]
     assert truncs["__all__"] and env.game.time <= 3.0 + 1e-6 and env.game.time == pytest.approx(
         env.game.time_limit_s, abs=4 / 30)
+    # ... and says so in its last infos: its outcome at the cut is not a result
+    assert all(infos[a][CUT_SHORT_INFO] is True and infos[a]["winner"] == "none" for a in env.possible_agents)
+    for cfg in ({}, {"randomize": {"first_game_length": False}}, {"evaluation": True}):
+        env = MobaEnv({"mode": "1v1", "time_limit_s": 3.0, **cfg})
+        env.reset(seed=1)
+        if not cfg:  # the first game played out, then a whole one: its end is a result
+            while not env._done:
+                env.step(noop_actions(env))
+            env.reset()
+        done = False
+        while not done:
+            _, _, terms, truncs, infos = env.step(noop_actions(env))
+            done = terms["__all__"] or truncs["__all__"]
+        assert env.game.time == pytest.approx(3.0, abs=4 / 30)
+        assert all(CUT_SHORT_INFO not in infos[a] for a in env.possible_agents)
 
 
 @pytest.mark.parametrize("mode", MODES)

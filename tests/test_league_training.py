@@ -76,6 +76,23 @@ def test_slots_are_shared_by_version_reused_when_free_and_never_swapped_under_a_
     assert league.slot_users == [{2, 3}, set()] and league.env_slot == {2: 0, 3: 0}
 
 
+def test_a_game_cut_short_frees_its_slot_and_records_no_result():
+    """A first game cut at a random length (MobaEnv's cut_short info) is not a result against the past version: its
+    slot is freed, and the version's record is left as it was; a whole game is recorded."""
+    from types import SimpleNamespace
+
+    from training.league_play import game_ended
+    league = RunnerLeague(slots=1, past_fraction=1.0, seed=0)
+    league.set_table([7], ["v7.pt"], [1.0])
+    runner = SimpleNamespace(matchups=SimpleNamespace(league=league))
+    m = league.draw(0, Loads())
+    game_ended(runner, 0, m, "none", {"radiant": 1.0, "dire": 0.0}, None, scored=False)
+    assert league.results == [] and league.slot_users == [set()]
+    m = league.draw(0, Loads())
+    game_ended(runner, 0, m, "none", {"radiant": 1.0, "dire": 0.0}, None)
+    assert [(v, p) for v, _, p in league.results] == [(7, 1.0)] and league.slot_users == [set()]
+
+
 def test_mapping_sends_the_past_versions_side_to_its_slot():
     class Episode:
         custom_data = {LEAGUE_KEY: {"version": 3, "module": "league_slot_1", "side": "dire"}}

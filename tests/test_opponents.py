@@ -132,6 +132,26 @@ def test_fixed_agents_play_inside_the_runner_and_never_become_training_data(ray_
     assert all(score in (WIN, DRAW, LOSS) for _, score in results)
 
 
+def test_a_first_game_cut_short_is_no_result_against_a_fixed_agent(ray_session):
+    """An env's first training game may be cut at a random point of the time limit (randomize.first_game_length);
+    its outcome at that cut is not a result, so only the whole games reach the opponents' results (the curriculum's
+    window, opponents.csv). Two envs, 5 s games (~38 steps): each cut first game ends within 38 steps, then one whole
+    game each by step 76."""
+    from test_five_learner import runner_and_learner
+    runner, _ = runner_and_learner(tiny_smoke(opponents__fixed={"scripted": 1.0}, env__randomize={},
+                                              resources__num_envs_per_env_runner=2))
+    runner.sample(num_timesteps=160, explore=True)  # 80 steps per env
+    results = runner.matchups.opponents.drain()
+    def moba_env(env):  # under the reward post-processing's wrapper
+        while not hasattr(env, "games_started"):
+            env = env.env
+        return env
+
+    ended = [moba_env(g.env).games_started - 1 for g in runner._games]  # games ended in each env (one is under way)
+    assert ended == [2, 2]
+    assert len(results) == 2 and {name for name, _ in results} == {"scripted"}  # the two cut games left out
+
+
 def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpoint(ray_session, no_home_results,
                                                                                     tmp_path):
     """The curriculum, and Jump-Start RL's stages (on the games against "random", guided by scripted_1) beside it."""

@@ -23,6 +23,7 @@ import io
 import numpy as np
 import torch
 
+from moba.env.moba_env import CUT_SHORT_INFO
 from moba.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_agent
 from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, game_score, objective_margin, team_margin
 from policies.model.module_ids import MAIN, SLOT_PREFIX
@@ -167,16 +168,18 @@ def game_started(env_runner, env_index: int, forced: bool = False) -> dict | Non
 
 
 def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,
-               objective: dict | None = None) -> None:
+               objective: dict | None = None, scored: bool = True) -> None:
     """Runs on a runner when the game in env `env_index` ends: frees its slot and, for a game against a past version,
     records main's score with the probability the version was drawn with. `winner` is a side or NO_WINNER,
     `raw_returns` each side's raw return, `objective` what each side destroyed (MobaEnv's final
-    ``infos[agent]["objective"]``): a capped game is scored on them by the time-limit rule."""
+    ``infos[agent]["objective"]``): a capped game is scored on them by the time-limit rule. `scored` False: a game
+    cut short by the first-game length (MobaEnv's ``cut_short`` info), whose outcome is not a result: the slot is
+    freed and nothing recorded."""
     league = runner_league(env_runner)
     if league is None:
         return
     league.release(env_index)
-    if matchup is not None:
+    if matchup is not None and scored:
         league.results.append((matchup["version"],
                                main_score(winner, raw_returns, matchup["side"], league.time_limit_outcome,
                                           objective),
@@ -199,6 +202,11 @@ def winner_of(episode) -> str:
         if "winner" in info:
             return info["winner"]
     return NO_WINNER
+
+
+def cut_short(episode) -> bool:
+    """Whether a finished episode's game ended at its first-game cut (MobaEnv's last ``cut_short`` info)."""
+    return any(info.get(CUT_SHORT_INFO) for info in episode.get_infos(-1).values())
 
 
 def objective_of(episode) -> dict | None:

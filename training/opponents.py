@@ -119,12 +119,15 @@ def game_started(env_runner, env_index: int) -> dict | None:
 
 
 def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,
-               objective: dict | None = None) -> None:
+               objective: dict | None = None, scored: bool = True) -> None:
     """Records the finished game: a league game in the league, a game against a fixed agent here. `objective`: what
-    each side destroyed (MobaEnv's final infos), for the "objective" time-limit rule."""
+    each side destroyed (MobaEnv's final infos), for the "objective" time-limit rule. `scored` False: a game cut
+    short by the first-game length, recorded nowhere (its outcome is not a result: counted, it read as a draw or a
+    loss in the curriculum's window and the opponents' win rates)."""
     fixed = matchup is not None and "agent" in matchup
-    league_play.game_ended(env_runner, env_index, None if fixed else matchup, winner, raw_returns, objective)
-    if fixed:
+    league_play.game_ended(env_runner, env_index, None if fixed else matchup, winner, raw_returns, objective,
+                           scored)
+    if fixed and scored:
         opp = runner_opponents(env_runner)
         name = stage_label(matchup["agent"], matchup.get("guide_until_s", 0.0))  # the agent's name when unguided
         opp.results.append((name, league_play.main_score(winner, raw_returns, matchup["side"],

@@ -16,9 +16,10 @@ from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
 from moba.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
-from moba.game.teams import TEAM_SIZE, agent_ids, team_name, winner_name
+from moba.game.teams import DEFAULT_TIME_LIMIT_S, TEAM_SIZE, agent_ids, team_name, winner_name
 
 _instance_counter = itertools.count()
+CUT_SHORT_INFO = "cut_short"  # a last info's key: the game ended at its first-game cut, not at the time limit
 
 
 def next_instance_id() -> int:
@@ -76,7 +77,10 @@ class MobaEnv(MultiAgentEnv):
     ``infos[agent]["winner"]`` is ``"radiant"``, ``"dire"`` or ``"none"`` (time limit), and
     ``infos[agent]["objective"]`` what each side destroyed, ``{"radiant": {"buildings": n, "kills": n}, "dire": ...}``
     (towers, barracks and shrines; enemy heroes killed by the side's units: what decides a capped game under the
-    "objective" rule, policies/league/ratings.py). ``step`` after the end raises
+    "objective" rule, policies/league/ratings.py). A training env's first game may be cut at a random point of the
+    time limit (``randomize.first_game_length``); when such a game ends by that cut, the last infos also hold
+    ``infos[agent]["cut_short"] = True``: its outcome is not a game's result (the training side leaves it out of the
+    win rates against opponents, the curriculum and the league). ``step`` after the end raises
     ``RuntimeError``: call ``reset``.
 
     ## Arguments
@@ -111,6 +115,7 @@ class MobaEnv(MultiAgentEnv):
         self._rng = np.random.default_rng(self._seed_sequence(self.cfg.seed))
         self.game: Game | None = None
         self._done = True
+        self._cut_short = False
         self.games_started = 0
 
     def set_seed_stream(self, worker_index: int, instance_id: int):
@@ -134,6 +139,9 @@ class MobaEnv(MultiAgentEnv):
             self.games_started = 0  # a seeded reset replays the same game, first-game length included
         setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0)
         self.games_started += 1
+        # the first game's random length (randomization.sample_game) is shorter than the configured time limit
+        self._cut_short = setup.resolved_time_limit_s() < float(self.cfg.time_limit_s or
+                                                                  DEFAULT_TIME_LIMIT_S[self.cfg.mode])
         self.game = Game(setup)
         # a new action (model surgery, app. B) is legal in a share of games (drawn only when there is one, so that the
         # game stream of a config without new actions stays as it was)
@@ -175,6 +183,8 @@ class MobaEnv(MultiAgentEnv):
             if self._done:
                 infos[a]["winner"] = winner_name(self.game.winner)
                 infos[a]["objective"] = self.objective()
+                if self._cut_short and not terminated:
+                    infos[a][CUT_SHORT_INFO] = True
         terminateds = {a: terminated for a in self.possible_agents}
         truncateds = {a: truncated and not terminated for a in self.possible_agents}
         terminateds["__all__"] = terminated

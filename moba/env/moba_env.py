@@ -16,7 +16,7 @@ from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
 from moba.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
-from moba.game.teams import DEFAULT_TIME_LIMIT_S, TEAM_SIZE, agent_ids, team_name, winner_name
+from moba.game.teams import TEAM_SIZE, agent_ids, team_name, winner_name
 
 _instance_counter = itertools.count()
 CUT_SHORT_INFO = "cut_short"  # a last info's key: the game ended at its first-game cut, not at the time limit
@@ -139,9 +139,8 @@ class MobaEnv(MultiAgentEnv):
             self.games_started = 0  # a seeded reset replays the same game, first-game length included
         setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0)
         self.games_started += 1
-        # the first game's random length (randomization.sample_game) is shorter than the configured time limit
-        self._cut_short = setup.resolved_time_limit_s() < float(self.cfg.time_limit_s or
-                                                                  DEFAULT_TIME_LIMIT_S[self.cfg.mode])
+        # the first game's random length is the one change sample_game makes to the configured time limit
+        self._cut_short = setup.time_limit_s != float(self.cfg.time_limit_s)
         self.game = Game(setup)
         # a new action (model surgery, app. B) is legal in a share of games (drawn only when there is one, so that the
         # game stream of a config without new actions stays as it was)

@@ -179,16 +179,15 @@ def evaluate(args, log=print) -> dict:
     if workers == 1:
         results = play_games(args, list(range(args.games)))
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        # spawned, not forked: a fork of a process whose torch or numba threads already run can deadlock
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        from policies.league.series import game_pool
+        with game_pool(workers) as pool:
             parts = pool.map(play_games, [args] * workers, [list(range(k, args.games, workers))
                                                              for k in range(workers)])
             results = sorted((r for part in parts for r in part), key=lambda r: r["game"])
     for r in results:
         log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} ({', '.join(r['heroes'])}) vs {labels[1]}: "
-            f"winner {r['winner']} at {r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}"
+            f"winner {r['winner']} at {r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}, kills "
+            f"{r['kills']}-{r['kills_lost']}, buildings {r['buildings']}-{r['buildings_lost']}"
             + (f", replay {r['replay']}" if r["replay"] else ""))
     from policies.league.series import summarize_series
     s = summarize_series(results)  # a capped game is not won outright: "draw", the rule's default
@@ -201,7 +200,10 @@ def evaluate(args, log=print) -> dict:
                for hero in sorted({h for r in results for h in r["heroes"]})}
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": s["games"],
             "wins": s["outright_wins"], "draws": s["draws"], "losses": s["losses"], "win_rate": s["outright_win_rate"],
-            "points_win_rate": s["points_win_rate"], "objective_win_rate": s["objective_win_rate"], **by_side,
+            "points_win_rate": s["points_win_rate"], "objective_win_rate": s["objective_win_rate"],
+            # the fights and the push, summed over the games: the agent's side's, then the opponent's
+            **{k: sum(r[k] for r in results) for k in ("kills", "kills_lost", "buildings", "buildings_lost")},
+            **by_side,
             "by_hero": by_hero,
             "replays": [r["replay"] for r in results if r["replay"]],
             "pages": [r["page"] for r in results if r["page"]]}
@@ -214,7 +216,8 @@ def main(argv=None) -> int:
     print(f"\n{summary['agent']} vs {summary['opponent']}: {summary['wins']} wins, {summary['draws']} draws, "
           f"{summary['losses']} losses in {summary['games']} games (objective win rate "
           f"{summary['objective_win_rate']:.0%}: a capped game won on buildings, then hero kills; points win rate "
-          f"{summary['points_win_rate']:.0%}); won as radiant {summary['wins_as_radiant']} of "
+          f"{summary['points_win_rate']:.0%}); kills {summary['kills']}-{summary['kills_lost']}, buildings "
+          f"{summary['buildings']}-{summary['buildings_lost']}; won as radiant {summary['wins_as_radiant']} of "
           f"{summary['games_as_radiant']}, as dire {summary['wins_as_dire']} of {summary['games_as_dire']}; by hero "
           + ", ".join(f"{hero} {h['wins']} of {h['games']}" for hero, h in summary["by_hero"].items()))
     print(json.dumps(summary))

@@ -229,10 +229,8 @@ def run(args, log=print) -> dict:
     if workers == 1:
         results = play_games(args, plan)
     else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        # spawned, not forked: a fork of a process whose torch or numba threads already run can deadlock
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        from policies.league.series import game_pool
+        with game_pool(workers) as pool:
             parts = pool.map(play_games, [args] * workers, [plan[k::workers] for k in range(workers)])
             results = sorted((r for part in parts for r in part), key=lambda r: r["game"])
     for r in results:

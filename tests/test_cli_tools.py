@@ -254,6 +254,7 @@ def test_evaluate_decides_capped_games_by_the_objective_beside_outright_wins():
     s = evaluate.evaluate(args, log=lambda line: None)
     assert (s["wins"], s["draws"], s["losses"], s["win_rate"]) == (0, 2, 0, 0.0)
     assert s["objective_win_rate"] == 1.0
+    assert s["buildings"] >= 2 and s["buildings_lost"] == 0 and s["kills_lost"] == 0  # the idle hero takes nothing
     assert [s[f"{k}_as_{side}"] for side in ("radiant", "dire") for k in ("games", "wins", "objective_wins")] == \
         [1, 0, 1, 1, 0, 1]
     # evaluation games fix the lineup: the full bot is blademaster as Radiant and marksman as Dire

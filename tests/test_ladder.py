@@ -13,8 +13,8 @@ from moba.env.moba_env import MobaEnv
 from moba.game.constants import DIRE, LANE_BOT, LANE_MID, LANE_TOP, RADIANT
 from moba.game.state import F_HP, F_MAXHP, H_UNIT
 from policies.agents.by_name import AGENTS, make_agent, play_game
-from policies.agents.ladder import (LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE, WARMUP_HANDICAPS, WARMUP_LADDER,
-                             ladder_pairs)
+from policies.agents.ladder import (BRIDGE_HANDICAPS, LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE,
+                                    WARMUP_HANDICAPS, WARMUP_LADDER, ladder_pairs)
 from policies.agents.scripted import (ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, LanePath, RandomAgent,
                                       ScriptedAgent)
 from policies.league.ratings import LIMIT_DRAW, LIMIT_POINTS
@@ -142,6 +142,18 @@ def test_warmup_levels_are_scripted_1_with_random_decisions():
         assert make_agent(name, seed=2).handicap == h
         assert h == Handicap(**{**LADDER_HANDICAPS["scripted_1"].__dict__, "random_actions": h.random_actions})
     assert all(h.random_actions == 0 for h in LADDER_HANDICAPS.values())  # the rated ladder is unchanged
+
+
+def test_bridge_levels_are_the_full_bot_under_one_handicap():
+    assert set(BRIDGE_HANDICAPS) == {"scripted_3_slow", "scripted_3_brave", "scripted_3_r25"}
+    for name, h in BRIDGE_HANDICAPS.items():
+        assert make_agent(name, seed=2).handicap == h
+        changed = {k for k, v in h.__dict__.items() if v != getattr(FULL_BOT, k)}
+        assert len(changed) == 1, (name, changed)
+    assert BRIDGE_HANDICAPS["scripted_3_slow"].reaction_steps == 3
+    assert BRIDGE_HANDICAPS["scripted_3_brave"].retreat_hp == 0.1
+    assert BRIDGE_HANDICAPS["scripted_3_r25"].random_actions == 0.25
+    assert not set(BRIDGE_HANDICAPS) & set(LADDER)  # training opponents, not rated levels
 
 
 def _lane_scenario(hero_hp_fraction=1.0):

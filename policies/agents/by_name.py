@@ -9,7 +9,7 @@ from functools import partial
 
 from moba.env.actions import NOOP_ACTION
 from moba.game.teams import TEAM_NAMES, side_of_agent
-from policies.agents.ladder import LADDER_HANDICAPS, WARMUP_HANDICAPS
+from policies.agents.ladder import BRIDGE_HANDICAPS, LADDER_HANDICAPS, WARMUP_HANDICAPS
 from policies.agents.scripted import RandomAgent, ScriptedAgent
 
 
@@ -26,10 +26,11 @@ class NoopAgent:
         return {a: dict(NOOP_ACTION) for a in observations}
 
 
-# "scripted" is the full bot (the ladder's top level, scripted_3); the ladder's levels and the curriculum's warm-up
-# levels are policies/agents/ladder.py
+# "scripted" is the full bot (the ladder's top level, scripted_3); the ladder's levels, the curriculum's warm-up
+# levels and the top rung's bridge levels are policies/agents/ladder.py
+HANDICAPS = {**LADDER_HANDICAPS, **WARMUP_HANDICAPS, **BRIDGE_HANDICAPS}
 AGENTS = {"scripted": ScriptedAgent, "random": RandomAgent, "noop": NoopAgent,
-          **{name: partial(ScriptedAgent, handicap=h) for name, h in {**LADDER_HANDICAPS, **WARMUP_HANDICAPS}.items()}}
+          **{name: partial(ScriptedAgent, handicap=h) for name, h in HANDICAPS.items()}}
 
 
 def make_agent(name: str, seed: int = 0, flag: str = "agent"):

@@ -28,6 +28,14 @@ WARMUP_RANDOM_SHARES = {"scripted_1_r75": 0.75, "scripted_1_r50": 0.5, "scripted
 WARMUP_HANDICAPS = {name: replace(LADDER_HANDICAPS["scripted_1"], random_actions=share)
                     for name, share in WARMUP_RANDOM_SHARES.items()}
 WARMUP_LADDER = (RANDOM_LEVEL, *WARMUP_HANDICAPS, *LADDER_HANDICAPS)  # weakest first
+# Bridge levels between scripted_2 and the full bot, for the top rung (issue 29): the full bot under one handicap that
+# weakens its fights more than its push, so that a student level with the full bot sees fights won and games won
+# outright. Training opponents, not rated levels of the ladder.
+BRIDGE_HANDICAPS = {
+    "scripted_3_slow": replace(FULL_BOT, reaction_steps=3),  # a decision every 4 agent steps (0.5 s)
+    "scripted_3_brave": replace(FULL_BOT, retreat_hp=0.1),  # fights on down to 10% health
+    "scripted_3_r25": replace(FULL_BOT, random_actions=0.25),  # the random agent's action in a quarter of decisions
+}
 LADDER_TARGET_WIN_RATE = 0.75  # each level wins at least this share of its games against the level below
 
 

@@ -13,6 +13,10 @@ a series replays in any process and any order of games. Each game gives a record
 """
 from __future__ import annotations
 
+import os
+import threading
+import time
+
 from moba.game.teams import NO_WINNER, TEAM_NAMES, enemy_side, side_of_game
 from policies.agents import by_name
 from policies.league.ratings import LIMIT_DRAW, LIMIT_OBJECTIVE, LIMIT_POINTS, WIN, game_score, team_margin
@@ -104,6 +108,26 @@ def summarize_series(records, rule: str = LIMIT_DRAW) -> dict:
                 total += r[field] / scale if scale != 1.0 else r[field]
             out[key] = total / n
     return out
+
+
+def end_with_parent(parent_pid: int, poll_s: float = 1.0) -> None:
+    """A pool worker's initializer (or a call inside one): the worker exits once the process that started it is gone.
+    A tool stopped by SIGTERM or SIGKILL runs no cleanup, and its spawned game workers would otherwise play on as
+    orphans (they did, for 40 minutes, beside a later run)."""
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(poll_s)
+        os._exit(1)
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
+
+
+def game_pool(workers: int):
+    """A ProcessPoolExecutor of `workers` processes for playing games: spawned, not forked (a fork of a process whose
+    torch or numba threads already run can deadlock), each ending with the process that started it."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=end_with_parent,
+                               initargs=(os.getpid(),))
 
 
 def one_torch_thread() -> None:

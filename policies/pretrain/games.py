@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import multiprocessing as mp
+import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from moba.game.constants import TEAM_NAMES, TICKS_PER_SECOND
 from moba.game.teams import DEFAULT_TIME_LIMIT_S, NO_WINNER, side_of_agent
 from policies.agents.by_name import make_agent
 from policies.agents.module_agent import ModuleAgent
+from policies.league.series import end_with_parent
 
 TEACHER = "teacher"  # a side the teacher plays (recorded, its own actions as labels)
 STUDENT = "student"  # a side the student plays (recorded in DAgger games, labelled by the teacher in shadow)
@@ -240,10 +242,11 @@ def _play(make_env, plans, make_teacher, student, explore, progress, parallel=PA
 _COUNTER = None  # a worker process's shared step counter (GameWorkers)
 
 
-def _init_worker(counter, torch_threads: int):
+def _init_worker(counter, torch_threads: int, parent_pid: int):
     global _COUNTER
     _COUNTER = counter
     torch.set_num_threads(torch_threads)
+    end_with_parent(parent_pid)  # a stopped pretraining run leaves no worker playing on
 
 
 def _count(n: int):
@@ -272,7 +275,7 @@ class GameWorkers:
             ctx = mp.get_context("spawn")  # torch's thread pools do not survive a fork
             self.counter = ctx.Value("q", 0)
             self.pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
-                                            initargs=(self.counter, torch_threads))
+                                            initargs=(self.counter, torch_threads, os.getpid()))
 
     def __enter__(self):
         return self

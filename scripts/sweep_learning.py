@@ -182,7 +182,7 @@ def table(arms: dict, levels: list) -> str:
     head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "agent steps", "gradient steps",
             f"window win, last {LAST_MINUTES:g} min (level)", f"fixed agents' games won, last {LAST_MINUTES:g} min",
             "hand-over at the end (s)", f"kickstart KL, last {LAST_MINUTES:g} min",
-            "final wins (vs the full bot unless named; objective)"]
+            "final wins (vs the full bot unless named; objective; kills)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in arms.items():
         cells = [name, ", ".join(f"`{s}`" for s in r["sets"])]
@@ -215,6 +215,8 @@ def final_cell(final: dict) -> str:
     each agent played when the full bot was not."""
     def one(f):
         objective = f"; {f['objective_win_rate']:.0%}" if "objective_win_rate" in f else ""
+        if "kills" in f:  # arms measured before 2026-11-28 lack it
+            objective += f"; kills {f['kills']}-{f['kills_lost']}"
         sides = (f" (radiant {f['wins_as_radiant']}/{f['games_as_radiant']}, dire {f['wins_as_dire']}/"
                  f"{f['games_as_dire']})" if "wins_as_dire" in f else "")  # arms measured before 2026-11-26 lack it
         return f"{f['wins']}/{f['games']}{sides}{objective}"

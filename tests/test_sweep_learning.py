@@ -71,6 +71,8 @@ def test_final_against_replaces_the_ladders_final_games_in_the_command_and_the_t
     assert sl.final_cell({}) == "-"
     sides = {"wins_as_radiant": 8, "games_as_radiant": 10, "wins_as_dire": 0, "games_as_dire": 10}
     assert sl.final_cell({"random": {"wins": 8, "games": 20, **sides}}) == "vs random: 8/20 (radiant 8/10, dire 0/10)"
+    fights = {"objective_win_rate": 0.35, "kills": 7, "kills_lost": 16}
+    assert sl.final_cell({"scripted_3": {"wins": 0, "games": 20, **fights}}) == "0/20; 35%; kills 7-16"
 
 
 def test_a_level_cell_shows_the_80pct_mark_else_the_curriculums_promotion():

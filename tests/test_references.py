@@ -117,7 +117,7 @@ def test_points_win_rate_counts_outright_wins_and_time_limit_leads(monkeypatch):
                 "destroyed_by": {"radiant": none, "dire": none}}
 
     monkeypatch.setattr(policies.agents.by_name, "play_game", fake_play_game)
-    monkeypatch.setattr(ev, "ModuleAgent", lambda module, explore=True: object())
+    monkeypatch.setattr(ev, "ModuleAgent", lambda module, explore=True, seed=None: object())
     res = ev.evaluate_module(None, {"mode": "1v1"}, ["random"], games=5)
     # game 0: draw, ahead -> point; 1: draw, behind; 2: won as Radiant (behind on return) -> point;
     # 3: Radiant won while the module was Dire -> loss; 4: draw, level

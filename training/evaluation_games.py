@@ -48,7 +48,7 @@ def evaluate_module(module, env_config: dict, opponents, games: int, seed: int =
             side = side_of_game(g)
             return ReplayWriter(replay, {side: AGENT_NAME, enemy_side(side): name}, seed + g, players=players).on_step
 
-        records = play_series(env, lambda g: ModuleAgent(module, explore=explore),
+        records = play_series(env, lambda g: ModuleAgent(module, explore=explore, seed=seed + g),
                               lambda g, name=name: agents.make_agent(name, seed + g), games, seed, watch)
         r = summarize_series(records)
         out[f"win_rate_vs_{name}"] = r["outright_win_rate"]

@@ -14,9 +14,12 @@ from policies.model.five_module import WIN_PROB
 
 
 class ModuleAgent:
-    def __init__(self, module, explore: bool = False):
+    def __init__(self, module, explore: bool = False, seed: int | None = None):
         self.module = module
         self.explore = explore
+        # with a seed, sampled actions come from the agent's own generator, so that a game is decided by its seed and
+        # its agents whatever ran before it in the process (policies/league/series.py); without, torch's global one
+        self.generator = None if seed is None else torch.Generator().manual_seed(seed)
         self.state = {}
         self.decisions = {}
         self.dist = None
@@ -41,7 +44,7 @@ class ModuleAgent:
         self.dist = dist
         if not self.explore:
             dist = dist.to_deterministic()
-        action = dist.sample()
+        action = dist.sample(generator=self.generator) if self.generator is not None else dist.sample()
         for i, a in enumerate(ids):
             self.state[a] = {k: v[i].numpy() for k, v in out[Columns.STATE_OUT].items()}
         actions = {a: {k: int(v[i]) for k, v in action.items()} for i, a in enumerate(ids)}

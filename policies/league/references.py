@@ -165,7 +165,7 @@ def agent_maker(name: str, explore: bool = True, env=None, flag: str = "agent"):
     if env is not None and module.observation_space != env.observation_spaces[env.possible_agents[0]]:
         raise ValueError(f"{flag} {name!r} was trained on another game: its observation space is not that of "
                          f"mode {env.cfg.mode!r} with max_units {env.cfg.max_units} (play it in its own mode)")
-    return lambda seed: ModuleAgent(module, explore=explore)
+    return lambda seed: ModuleAgent(module, explore=explore, seed=seed)
 
 
 def make_reference_agent(name: str, spec: dict, seed: int):

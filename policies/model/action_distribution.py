@@ -94,19 +94,21 @@ class FiveActionDistribution(Distribution):
         pl = p.long().unsqueeze(-1)
         return self.reads_unit.gather(-1, pl).squeeze(-1), self.reads_offset.gather(-1, pl).squeeze(-1)
 
-    def _draw(self, logits):
+    def _draw(self, logits, generator=None):
         if self.deterministic:
             return logits.argmax(-1)
         # Categorical(logits=logits).sample() without building the distribution object: the same draws
         probs = F.softmax(logits, -1).reshape(-1, logits.shape[-1])
-        return torch.multinomial(probs, 1, True).reshape(logits.shape[:-1])
+        return torch.multinomial(probs, 1, True, generator=generator).reshape(logits.shape[:-1])
 
     # ---- Distribution API --------------------------------------------------------------------------------------------
     @override(Distribution)
-    def sample(self, *, sample_shape=None, return_logp: bool = False, **kwargs):
-        p = self._draw(self.primary)
-        action = {"primary": p, "delay": self._draw(self.delay), "target_unit": self._draw(self._unit_logits_of(p)),
-                  "offset_x": self._draw(self.offset_x), "offset_y": self._draw(self.offset_y)}
+    def sample(self, *, sample_shape=None, return_logp: bool = False, generator=None, **kwargs):
+        """One action per row; `generator` (a torch.Generator) draws it instead of torch's global generator."""
+        p = self._draw(self.primary, generator)
+        action = {"primary": p, "delay": self._draw(self.delay, generator),
+                  "target_unit": self._draw(self._unit_logits_of(p), generator),
+                  "offset_x": self._draw(self.offset_x, generator), "offset_y": self._draw(self.offset_y, generator)}
         if return_logp:
             return action, self.logp(action)
         return action

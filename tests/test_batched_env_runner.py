@@ -37,7 +37,7 @@ def build_runners(monkeypatch, cfg):
     from training.batched_env_runner import BatchedEnvRunner
     from policies.model.action_distribution import FiveActionDistribution
 
-    monkeypatch.setattr(FiveActionDistribution, "_draw", lambda self, logits: logits.argmax(-1))
+    monkeypatch.setattr(FiveActionDistribution, "_draw", lambda self, logits, generator=None: logits.argmax(-1))
     register_env(ENV_NAME, make_training_env)
     algo_config = build_algo_config(cfg, run_callbacks())
     torch.manual_seed(0)

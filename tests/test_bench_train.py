@@ -1,8 +1,9 @@
 """scripts/bench_train.py: all-in training as a fraction of the engine, and the engine's figure from bench_env.py."""
 from __future__ import annotations
 
-from scripts.bench_train import (LEARNER_UPDATES, TRAINING_CORES, bracket_engine, classic_unsupported, engine_fractions,
-                                 load, measure_engine, measure_learner)
+from scripts.bench_train import (DEFAULT_CONFIGS, LEARNER_UPDATES, TRAINING_CORES, bracket_engine, classic_unsupported,
+                                 config_fractions, config_label, engine_fractions, load, measure_engine,
+                                 measure_learner)
 
 
 def test_training_is_reported_as_a_fraction_of_the_engine_on_the_same_cores():
@@ -13,6 +14,27 @@ def test_training_is_reported_as_a_fraction_of_the_engine_on_the_same_cores():
     assert out == {"1v1_engine_decisions_per_s": 10000.0, "1v1_batched_fraction_of_engine": 0.15,
                    "1v1_classic_fraction_of_engine": 0.075, "5v5_engine_decisions_per_s": 20000.0,
                    "5v5_batched_fraction_of_engine": 0.05}
+
+
+def test_every_config_is_reported_by_its_name_two_of_one_mode_included():
+    details = {"hok_1v1_kickstart": {"mode": "1v1", "batched": {"trained_agent_steps_per_s": 3000.0}},
+               "hok_1v1_top_rung": {"mode": "1v1", "batched": {"trained_agent_steps_per_s": 9000.0}},
+               "five_5v5_kickstart": {"mode": "5v5", "batched": {"trained_agent_steps_per_s": 2400.0}},
+               "learner_only": {"mode": "1v1"}}
+    out = config_fractions(details, {"1v1": 20000.0, "5v5": 10000.0})
+    assert list(out) == ["hok_1v1_kickstart", "hok_1v1_top_rung", "five_5v5_kickstart"]  # not the learner-only one
+    assert [out[k]["fraction_of_engine"] for k in out] == [0.075, 0.225, 0.12]
+    assert [out[k]["target"] for k in out] == [0.25, 0.25, 0.12]
+    assert out["hok_1v1_top_rung"] == {"mode": "1v1", "trained_agent_steps_per_s": 9000.0, "fraction_of_engine": 0.225,
+                                       "target": 0.25}
+    assert [config_label(p) for p in DEFAULT_CONFIGS] == ["hok_1v1_kickstart", "hok_1v1_top_rung",
+                                                           "five_5v5_kickstart"]
+
+
+def test_the_figures_are_those_of_the_policy_update_without_evaluation_or_warm_up():
+    cfg = load("tune_configs/hok_1v1_top_rung.yaml", [])
+    assert cfg.init.value_warmup_iterations == 0 and cfg.evaluation.interval == 0
+    assert cfg.resources.num_envs_per_env_runner == 32  # the config's own games per runner
 
 
 def test_the_engine_figure_comes_from_bench_env():

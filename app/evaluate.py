@@ -39,6 +39,15 @@ from moba.game.teams import MODE_1V1, MODES, TEAM_NAMES, enemy_side, side_of_gam
 from training.cli import user_errors
 
 
+# the fights and the push of a game record or a summary: the agent's side's, then the opponent's
+FIGHT_KEYS = ("kills", "kills_lost", "buildings", "buildings_lost")
+
+
+def fights_text(r: dict) -> str:
+    """"kills 5-7, buildings 2-1" of a game record or a summary (FIGHT_KEYS)."""
+    return f"kills {r['kills']}-{r['kills_lost']}, buildings {r['buildings']}-{r['buildings_lost']}"
+
+
 def agent_label(name: str) -> str:
     """A file-name-safe short name of an agent: its name, or a checkpoint's directory name."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(os.path.normpath(name)))
@@ -186,8 +195,8 @@ def evaluate(args, log=print) -> dict:
             results = sorted((r for part in parts for r in part), key=lambda r: r["game"])
     for r in results:
         log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} ({', '.join(r['heroes'])}) vs {labels[1]}: "
-            f"winner {r['winner']} at {r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}, kills "
-            f"{r['kills']}-{r['kills_lost']}, buildings {r['buildings']}-{r['buildings_lost']}"
+            f"winner {r['winner']} at {r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}, "
+            f"{fights_text(r)}"
             + (f", replay {r['replay']}" if r["replay"] else ""))
     from policies.league.series import summarize_series
     s = summarize_series(results)  # a capped game is not won outright: "draw", the rule's default
@@ -201,8 +210,7 @@ def evaluate(args, log=print) -> dict:
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": s["games"],
             "wins": s["outright_wins"], "draws": s["draws"], "losses": s["losses"], "win_rate": s["outright_win_rate"],
             "points_win_rate": s["points_win_rate"], "objective_win_rate": s["objective_win_rate"],
-            # the fights and the push, summed over the games: the agent's side's, then the opponent's
-            **{k: sum(r[k] for r in results) for k in ("kills", "kills_lost", "buildings", "buildings_lost")},
+            **{k: sum(r[k] for r in results) for k in FIGHT_KEYS},  # summed over the games
             **by_side,
             "by_hero": by_hero,
             "replays": [r["replay"] for r in results if r["replay"]],
@@ -216,8 +224,7 @@ def main(argv=None) -> int:
     print(f"\n{summary['agent']} vs {summary['opponent']}: {summary['wins']} wins, {summary['draws']} draws, "
           f"{summary['losses']} losses in {summary['games']} games (objective win rate "
           f"{summary['objective_win_rate']:.0%}: a capped game won on buildings, then hero kills; points win rate "
-          f"{summary['points_win_rate']:.0%}); kills {summary['kills']}-{summary['kills_lost']}, buildings "
-          f"{summary['buildings']}-{summary['buildings_lost']}; won as radiant {summary['wins_as_radiant']} of "
+          f"{summary['points_win_rate']:.0%}); {fights_text(summary)}; won as radiant {summary['wins_as_radiant']} of "
           f"{summary['games_as_radiant']}, as dire {summary['wins_as_dire']} of {summary['games_as_dire']}; by hero "
           + ", ".join(f"{hero} {h['wins']} of {h['games']}" for hero, h in summary["by_hero"].items()))
     print(json.dumps(summary))

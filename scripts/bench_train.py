@@ -98,6 +98,11 @@ def bracket_engine(before: dict, after: dict) -> dict:
                 "spread": round(after[m] / before[m] - 1, 4)} for m in before if m in after}
 
 
+def fraction_of_engine(agent_steps_per_s: float, per_core: float) -> float:
+    """All-in training as a fraction of the engine's per-core decisions/s on TRAINING_CORES cores."""
+    return round(agent_steps_per_s / (TRAINING_CORES * per_core), 4)
+
+
 def engine_fractions(figures: dict, engine: dict) -> dict:
     """Per mode with both figures: the engine's per-core decisions/s, and each path's all-in training as a fraction
     of the engine on TRAINING_CORES cores."""
@@ -108,7 +113,7 @@ def engine_fractions(figures: dict, engine: dict) -> dict:
         out[f"{m}_engine_decisions_per_s"] = per_core
         for kind, key in (("batched", "trained_agent_steps_per_s"), ("classic", "classic_trained_agent_steps_per_s")):
             if f"{m}_{key}" in figures:
-                out[f"{m}_{kind}_fraction_of_engine"] = round(figures[f"{m}_{key}"] / (TRAINING_CORES * per_core), 4)
+                out[f"{m}_{kind}_fraction_of_engine"] = fraction_of_engine(figures[f"{m}_{key}"], per_core)
     return out
 
 
@@ -121,7 +126,7 @@ def config_fractions(details: dict, engine: dict) -> dict:
         if trained is None or d["mode"] not in engine:
             continue
         out[label] = {"mode": d["mode"], "trained_agent_steps_per_s": trained,
-                      "fraction_of_engine": round(trained / (TRAINING_CORES * engine[d["mode"]]), 4),
+                      "fraction_of_engine": fraction_of_engine(trained, engine[d["mode"]]),
                       "target": TARGET_FRACTION.get(d["mode"], 0.0)}
     return out
 

@@ -1,7 +1,7 @@
 """Where an agent step's time goes, in sampling and in learning, and how the sampler scales with games per runner.
 
     python scripts/profile_training.py [--config tune_configs/hok_1v1_kickstart.yaml] [--games 8 32 128 512]
-        [--env-steps 4096] [--no-learner] [--set key=value ...]
+        [--env-steps 4096] [--no-learner | --no-sampler] [--trace N] [--set key=value ...]
 
 One process, one torch thread for sampling (as an env runner has), no Ray cluster: the config's BatchedEnvRunner is
 built in this process.
@@ -11,7 +11,12 @@ built in this process.
   time excludes the phases it calls, and the root's own time is what no phase covers (the loops, metrics, lists).
   The table gives microseconds per agent step and the share of the total; beside it, what the sample's episodes cost
   to move to the driver (pickled and unpickled, as Ray's serializer does, and their bytes). The learner's rows are
-  one update on one iteration's batch at the config's minibatch size and epochs, with its learner threads.
+  one update on one iteration's batch at the config's minibatch size and epochs, with its learner threads. With
+  ``--set resources.num_gpus_per_learner=1`` the learner runs on the GPU, and every timed phase waits for the GPU at
+  its start and end, so that the GPU's work is counted in the phase that queued it.
+- **The trace** (``--trace N``): one more update under torch's profiler: the N operators with the most time of
+  their own, on the host and on the GPU, and the counts that say what bounds a small network's step on a GPU: kernel
+  launches, host-device synchronizations and device-to-host copies, per minibatch.
 - **The scaling curve** (``--games``): per number of games per runner, agent steps/s of ``sample()`` (the median of
   3 samples of ``--env-steps`` env steps, at least 16 per game, after a warm-up), the rows per forward pass of
   "main", and the process's resident memory after the warm-up; memory per game is the slope between the first and
@@ -65,9 +70,12 @@ MIN_STEPS_PER_GAME = 16  # each timed sample steps every game at least this ofte
 
 
 class PhaseTimer:
-    """Times wrapped functions, each call's own time (its callees' wrapped time excluded), by label."""
+    """Times wrapped functions, each call's own time (its callees' wrapped time excluded), by label. `sync` (e.g.
+    torch.cuda.synchronize) is called at each call's start and end, so that asynchronous device work is counted in
+    the call that queued it."""
 
-    def __init__(self):
+    def __init__(self, sync=None):
+        self.sync = sync or (lambda: None)
         self.own = defaultdict(float)  # label -> seconds of its own
         self.calls = defaultdict(int)
         self._stack = []  # per active call: the time its wrapped callees took
@@ -79,11 +87,13 @@ class PhaseTimer:
         timer = self
 
         def timed(*args, **kwargs):
+            timer.sync()
             timer._stack.append(0.0)
             t = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
+                timer.sync()
                 dt = time.perf_counter() - t
                 inner = timer._stack.pop()
                 timer.own[label] += dt - inner
@@ -153,14 +163,18 @@ def agent_steps(episodes) -> int:
     return sum(len(e) for e in episodes)
 
 
-def profile(cfg, env_steps: int, learner: bool) -> dict:
+def profile(cfg, env_steps: int, learner: bool, sampler: bool = True, trace: int = 0) -> dict:
     """The sampler's and the learner's phase tables at the config's games per runner; the sampler's per agent step of
-    "main" (a row of training data)."""
+    "main" (a row of training data). `trace` > 0: the learner's operator trace too, its `trace` largest rows."""
     import torch
     torch.set_num_threads(1)
     games = cfg.resources.num_envs_per_env_runner
     algo_config, runner = build_runner(cfg, games)
     runner.sample(num_timesteps=max(env_steps // 4, games * 4), explore=True)  # warm-up: compilation, first games
+    if not sampler:
+        out = {"games": games, **profile_learner(cfg, algo_config, runner, trace)}
+        runner.stop()
+        return out
     timer = PhaseTimer()
     for label, owner, attribute in PHASES:
         timer.wrap(resolve(owner), attribute, label)
@@ -175,7 +189,7 @@ def profile(cfg, env_steps: int, learner: bool) -> dict:
            "sample_agent_steps_per_s": round(rows / wall, 1), "sampler_table": profile_table(dict(timer.own), rows),
            **transfer_cost(episodes, rows)}
     if learner:
-        out.update(profile_learner(cfg, algo_config, runner))
+        out.update(profile_learner(cfg, algo_config, runner, trace))
     runner.stop()
     return out
 
@@ -198,14 +212,17 @@ def transfer_cost(episodes, rows: int) -> dict:
             "transfer_bytes_per_agent_step": round(len(blob) / max(rows, 1), 1)}
 
 
-def profile_learner(cfg, algo_config, runner) -> dict:
+def profile_learner(cfg, algo_config, runner, trace: int = 0) -> dict:
+    import torch
+
     from training.algorithm import make_training_env
     episodes = runner.sample(num_timesteps=cfg.ppo.train_batch_size, explore=True)
     rows = agent_steps(episodes)
     learner = algo_config.build_learner(env=make_training_env({**cfg.env, "seed": 0}))
     ppo = cfg.ppo
     learner.update(episodes=list(episodes), minibatch_size=ppo.minibatch_size, num_epochs=1)  # warm-up
-    timer = PhaseTimer()
+    cuda = learner._device is not None and torch.device(learner._device).type == "cuda"
+    timer = PhaseTimer(torch.cuda.synchronize if cuda else None)
     for label, owner, attribute in LEARNER_PHASES:
         timer.wrap(learner if owner is None else resolve(owner), attribute, label)
     try:
@@ -214,10 +231,52 @@ def profile_learner(cfg, algo_config, runner) -> dict:
         wall = time.perf_counter() - t
     finally:
         timer.restore()
+    out = {"learner_rows": rows, "learner_epochs": ppo.num_epochs, "learner_wall_s": round(wall, 2),
+           "learner_rows_per_s": round(rows * ppo.num_epochs / wall, 1), "learner_threads": torch.get_num_threads(),
+           "learner_device": str(learner._device),
+           "learner_table": profile_table(dict(timer.own), rows * ppo.num_epochs)}
+    if trace > 0:
+        out["learner_trace"] = trace_update(learner, episodes, ppo, cuda, trace)
+    return out
+
+
+# the host-side calls that a trace counts, by what they mean: a launch queues a kernel; a synchronization makes the
+# host wait for the GPU (an .item(), a nonzero, a boolean mask, a device-to-host copy all do)
+TRACE_COUNTS = {"kernel_launches": ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernelEx"),
+                "synchronizations": ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize"),
+                "memcpy_calls": ("cudaMemcpyAsync", "cudaMemcpy")}
+
+
+def trace_update(learner, episodes, ppo, cuda: bool, top: int) -> dict:
+    """One update under torch's profiler: the `top` operators by time of their own on the host (and on the GPU), the
+    GPU's busy time, and the counts of TRACE_COUNTS in all and per minibatch."""
     import torch
-    return {"learner_rows": rows, "learner_epochs": ppo.num_epochs, "learner_wall_s": round(wall, 2),
-            "learner_rows_per_s": round(rows * ppo.num_epochs / wall, 1), "learner_threads": torch.get_num_threads(),
-            "learner_table": profile_table(dict(timer.own), rows * ppo.num_epochs)}
+    from torch.profiler import ProfilerActivity, profile as torch_profile
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    counter = PhaseTimer()  # counts the minibatches: one gradient computation each
+    counter.wrap(learner, "compute_gradients", "minibatch")
+    t = time.perf_counter()
+    try:
+        with torch_profile(activities=activities) as prof:
+            learner.update(episodes=episodes, minibatch_size=ppo.minibatch_size, num_epochs=ppo.num_epochs)
+            if cuda:
+                torch.cuda.synchronize()
+    finally:
+        counter.restore()
+    wall = time.perf_counter() - t
+    events = prof.key_averages()
+    minibatches = max(1, counter.calls["minibatch"])
+    counts = {name: sum(e.count for e in events if e.key in keys) for name, keys in TRACE_COUNTS.items()}
+    device_us = sum(getattr(e, "self_device_time_total", 0.0) for e in events if e.device_type.name == "CUDA") \
+        if cuda else 0.0
+
+    def rows(key):
+        ranked = sorted(events, key=lambda e: -getattr(e, key, 0.0))[:top]
+        return [(e.key, e.count, round(getattr(e, key, 0.0) / 1e3, 2)) for e in ranked if getattr(e, key, 0.0) > 0]
+
+    return {"wall_s": round(wall, 3), "minibatches": minibatches, "device_busy_s": round(device_us / 1e6, 3),
+            **counts, **{f"{k}_per_minibatch": round(v / minibatches, 1) for k, v in counts.items()},
+            "host_ops": rows("self_cpu_time_total"), "device_ops": rows("self_device_time_total") if cuda else []}
 
 
 def scaling_curve(cfg, games_list: list, env_steps: int) -> list:
@@ -261,6 +320,17 @@ def print_table(title: str, rows: list):
         print(f"| {label} | {us:.1f} | {100 * share:.1f}% |")
 
 
+def print_trace(tr: dict):
+    print(f"\nOne update traced: {tr['wall_s']} s, {tr['minibatches']} minibatches, "
+          f"the GPU busy {tr['device_busy_s']} s; per minibatch {tr['kernel_launches_per_minibatch']} kernel launches, "
+          f"{tr['synchronizations_per_minibatch']} synchronizations, {tr['memcpy_calls_per_minibatch']} copies")
+    for title, key in (("host", "host_ops"), ("GPU", "device_ops")):
+        if tr[key]:
+            print(f"\n| operator ({title}) | calls | own ms |\n|---|---|---|")
+            for name, calls, ms in tr[key]:
+                print(f"| {name[:90]} | {calls} | {ms:.1f} |")
+
+
 @user_errors
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -269,25 +339,36 @@ def main(argv=None) -> int:
     p.add_argument("--games", type=int, nargs="*", default=[8, 32, 128, 512],
                    help="games per runner of the scaling curve (none: no curve)")
     p.add_argument("--env-steps", type=int, default=4096, help="env steps per timed sample")
-    p.add_argument("--no-learner", action="store_true", help="profile the sampler only")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--no-learner", action="store_true", help="profile the sampler only")
+    which.add_argument("--no-sampler", action="store_true", help="profile the learner only (e.g. on a GPU box)")
+    p.add_argument("--trace", type=int, default=0, metavar="N",
+                   help="also trace one learner update with torch's profiler and print its N largest operators")
     p.add_argument("--no-profile", action="store_true", help="the scaling curve only")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = p.parse_args(argv)
     if args.env_steps < 1 or any(g < 1 for g in args.games):
         raise ValueError(f"--env-steps and --games: must be >= 1, got {args.env_steps} and {args.games}")
     from training import run_config
-    cfg = run_config.load(args.config, list(args.set) + ["evaluation.interval=0"])
+    if args.trace < 0:
+        raise ValueError(f"--trace: must be >= 0, got {args.trace}")
+    # the KL stop off (as bench_train's learner figure): an update stopped early would be timed for rows it skipped
+    cfg = run_config.load(args.config, ["ppo.target_kl=0.0"] + list(args.set) + ["evaluation.interval=0"])
     out = {"config": args.config, "mode": cfg.env.get("mode", "5v5")}
     if not args.no_profile:
-        prof = profile(cfg, args.env_steps, not args.no_learner)
-        print_table(f"Sampling, {prof['games']} games per runner, {prof['env_steps']} env steps", prof["sampler_table"])
-        print(f"\nThe episodes to the driver (outside sample()): pickled {prof['transfer_pickle_us']} us and "
-              f"unpickled {prof['transfer_unpickle_us']} us per agent step, "
-              f"{prof['transfer_bytes_per_agent_step']:.0f} bytes each")
+        prof = profile(cfg, args.env_steps, not args.no_learner, not args.no_sampler, args.trace)
+        if "sampler_table" in prof:
+            print_table(f"Sampling, {prof['games']} games per runner, {prof['env_steps']} env steps",
+                        prof["sampler_table"])
+            print(f"\nThe episodes to the driver (outside sample()): pickled {prof['transfer_pickle_us']} us and "
+                  f"unpickled {prof['transfer_unpickle_us']} us per agent step, "
+                  f"{prof['transfer_bytes_per_agent_step']:.0f} bytes each")
         if "learner_table" in prof:
-            print_table(f"Learning, {prof['learner_rows']} rows x {prof['learner_epochs']} epochs, "
-                        f"{prof['learner_threads']} threads: {prof['learner_rows_per_s']} rows/s",
-                        prof["learner_table"])
+            print_table(f"Learning on {prof['learner_device']}, {prof['learner_rows']} rows x "
+                        f"{prof['learner_epochs']} epochs, {prof['learner_threads']} threads: "
+                        f"{prof['learner_rows_per_s']} rows/s", prof["learner_table"])
+        if "learner_trace" in prof:
+            print_trace(prof["learner_trace"])
         out.update(prof)
     if args.games:
         points = scaling_curve(cfg, args.games, args.env_steps)

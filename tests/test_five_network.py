@@ -131,3 +131,19 @@ def test_encoder_widths_are_model_config_keys():
         FiveModelConfig.from_dict({"unit_width": 64})
     with pytest.raises(ValueError, match="'hero_hidden': must be a positive int"):
         FiveModelConfig.from_dict({"hero_hidden": 0})
+
+
+def test_building_the_module_keeps_torchs_deterministic_algorithms_without_the_nan_fill():
+    """RLlib's seeding turns on torch's deterministic algorithms on a CPU torch, whose fill of every new tensor
+    cost ~9% of an update; the module turns the fill off and leaves the algorithms on."""
+    was = torch.are_deterministic_algorithms_enabled(), torch.utils.deterministic.fill_uninitialized_memory
+    try:
+        torch.use_deterministic_algorithms(True)
+        torch.utils.deterministic.fill_uninitialized_memory = True
+        from moba.env.moba_env import MobaEnv
+        build_module(MobaEnv({"mode": "1v1", "seed": 0}))
+        assert torch.are_deterministic_algorithms_enabled()
+        assert not torch.utils.deterministic.fill_uninitialized_memory
+    finally:
+        torch.use_deterministic_algorithms(was[0])
+        torch.utils.deterministic.fill_uninitialized_memory = was[1]

@@ -366,6 +366,31 @@ def test_running_norm_ignores_masked_rows_and_clips():
     assert torch.equal(fresh(torch.tensor([[1.0, -2.0]])), torch.tensor([[1.0, -2.0]]))
 
 
+def test_running_norm_follows_its_statistics_through_updates_loads_and_inference_mode():
+    """The normalization's (mean, 1/std) is kept between calls; every change of the statistics (an update, a loaded
+    state, in inference mode or not) is seen by the next call, and what inference mode made never enters a graph."""
+    x = torch.tensor([[1.0, 2.0], [3.0, 6.0], [5.0, 4.0]])
+    norm = RunningNorm(2)
+
+    def expected(n):
+        return ((x - n.mean.float()) / n.std.float()).clamp(-NORM_CLIP, NORM_CLIP)
+    assert torch.equal(norm(x), x.clamp(-NORM_CLIP, NORM_CLIP))  # fresh: mean 0, std 1
+    norm.update(x)
+    assert torch.allclose(norm(x), expected(norm))
+    with torch.inference_mode():
+        first = norm(x)
+        norm.update(x * 10.0)
+        assert not torch.allclose(norm(x), first) and torch.allclose(norm(x), expected(norm))
+    other = RunningNorm(2)
+    other.update(x + 100.0)
+    with torch.inference_mode():
+        norm.load_state_dict(other.state_dict())  # a weight sync on an env runner
+        assert torch.allclose(norm(x), expected(other))
+    w = torch.ones(2, requires_grad=True)
+    (norm(x * w) ** 2).sum().backward()  # made in grad mode again, not from the inference-mode cache
+    assert w.grad is not None and torch.isfinite(w.grad).all()
+
+
 def test_norm_statistics_are_in_the_module_state():
     env, history = played_game("1v1")
     module = build_module(env)

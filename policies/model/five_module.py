@@ -129,6 +129,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
 
     @override(TorchRLModule)
     def setup(self):
+        # RLlib's seeding (set_torch_seed) turns on torch's deterministic algorithms on a CPU-only torch, which also
+        # fills every new tensor with NaN to expose reads of uninitialized memory. This network reads none, so the fill
+        # is only cost (about 9% of a learner update on 2 cores, tens of thousands of fills an update); the
+        # deterministic algorithms stay on. Set here because every process that acts or learns builds its module
+        # after RLlib has seeded it.
+        torch.utils.deterministic.fill_uninitialized_memory = False
         cfg = FiveModelConfig.from_dict({k: v for k, v in (self.model_config or {}).items()
                                          if k in {f.name for f in fields(FiveModelConfig)}})
         self.cfg = cfg
@@ -293,7 +299,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             torch.segment_reduce(emb[enemy], "max", lengths=(valid & (units[..., UNIT_IS_ENEMY] > 0.5)).sum(1),
                                  unsafe=True, initial=0.0)], -1)
         n, u = valid.shape
-        unit_emb = units.new_zeros(n, u, emb.shape[-1])
+        unit_emb = units.new_zeros(n, u, emb.shape[-1], dtype=emb.dtype)
         # an empty row is all zeros of type 0: one embedding for all of them
         unit_emb[:, :self.team_size] = mlp(units.new_zeros(1, n_feat), torch.zeros(1, device=units.device))
         return unit_emb.index_put((rows, cols), emb), pooled

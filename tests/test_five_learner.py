@@ -483,33 +483,6 @@ def test_the_optimizer_steps_on_finite_gradients_and_rllib_zeroes_a_non_finite_o
     assert torch.equal(params[bad].grad, torch.zeros_like(params[bad]))  # RLlib's nan_to_num
 
 
-def test_a_bf16_learner_runs_the_forward_in_bfloat16_and_the_loss_in_float32():
-    """resources.learner_precision bf16: the module's matrix products in bfloat16 (autocast), the loss and the
-    ratio in float32, the weights float32; on episodes its own weights sampled, the first minibatch's KL is the
-    precision's alone, far below any ppo.target_kl."""
-    episodes = load_pinned_episodes()
-    learner = pinned_learner(tiny_smoke(resources__learner_precision="bf16", ppo__target_kl=0.0,
-                                        ppo__diagnostics_every=0, resources__learner_threads=1))
-    module = learner.module["main"].unwrapped()
-    dtypes, forward_train = [], module._forward_train
-
-    def recording(batch, **kw):
-        out = forward_train(batch, **kw)
-        dtypes.append(out[Columns.EMBEDDINGS].dtype)  # the LSTM output
-        return out
-    module._forward_train = recording
-    losses, compute_losses = [], learner.compute_losses
-    learner.compute_losses = lambda **kw: losses.append(compute_losses(**kw)) or losses[-1]
-    before = {k: v.detach().clone() for k, v in module.state_dict().items()}
-    np.random.seed(2)
-    main = learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)["main"]
-    assert dtypes and set(dtypes) == {torch.bfloat16}
-    assert all(out["main"].dtype == torch.float32 and torch.isfinite(out["main"]) for out in losses)
-    assert all(v.dtype == before[k].dtype for k, v in module.state_dict().items())
-    assert any(not torch.equal(v, before[k]) for k, v in module.state_dict().items())
-    assert 0.0 <= result_value(main["approx_kl_at_start"]) < 1e-3
-
-
 if __name__ == "__main__" and sys.argv[1:] == ["--pin"]:
     import tempfile
     print("PINNED_LOSSES = " + json.dumps(pin(tempfile.mkdtemp()), indent=4))

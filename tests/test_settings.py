@@ -106,9 +106,6 @@ def test_each_section_builds_on_its_own_naming_its_key():
         LeagueSettings.from_dict({"slots": 0})
     with pytest.raises(ValueError, match=r"'resources\.env_runner'.*\['batched', 'classic'\]"):
         ResourceSettings.from_dict({"env_runner": "fast"})
-    with pytest.raises(ValueError, match=r"^config 'resources\.learner_precision': must be one of \['fp32', 'bf16'\], "
-                                         r"got 'fp16'$"):
-        ResourceSettings.from_dict({"learner_precision": "fp16"})
     with pytest.raises(ValueError, match=r"^config 'ppo\.target_kl': must be >= 0 \(0: no early stop\), got -0\.1$"):
         PPOSettings.from_dict({"target_kl": -0.1})
     with pytest.raises(ValueError, match=r"^config 'ppo\.diagnostics_steps': must be >= 1, got 0$"):
@@ -147,7 +144,7 @@ BAD = [  # (dotted key, value) set on smoke.yaml; taken from tests/test_training
                                                                                             "points": [[0, 0.3]]}),
     ("schedules.team_spirit", "high"),
     ("resources.num_envs_per_env_runner", 0), ("resources.learner_threads", -1), ("resources.num_gpus_per_learner", -1),
-    ("resources.env_runner", "fast"), ("resources.autoscaling", 1), ("resources.learner_precision", "half"),
+    ("resources.env_runner", "fast"), ("resources.autoscaling", 1),
     ("evaluation.opponents", ["random", "alphastar"]), ("evaluation.opponents", "random"),
     ("evaluation.replay_every", -1),
     ("trueskill.cpu_share", 0.0), ("trueskill.cpu_share", 1.5), ("trueskill.time_limit_outcome", "tiebreak"),

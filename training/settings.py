@@ -80,7 +80,6 @@ ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
 # the ppo keys the learner reads from its settings, which a sweep can therefore vary per trial (the others are
 # RLlib's own training settings)
 LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "adam_beta1", "adam_beta2")
-LEARNER_PRECISIONS = ("fp32", "bf16")  # the learner's forward pass: float32, or bfloat16 under torch.autocast
 ENV_RUNNERS = ("batched", "classic")  # training/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
 # timestamp: a wall-clock deadline (Unix seconds; Tune's time_total_s counts only the iterations' own time, not the
@@ -283,9 +282,6 @@ class ResourceSettings(_Section):
     # while the learner updates and all cores are 1.3-1.7x faster on a quiet 2-core machine; when another process
     # holds a core they are 2-4x slower than one thread, and the learner switches to one
     learner_threads: int = 0
-    # the learner's forward pass in "fp32" or "bf16" (torch.autocast; the loss stays float32). bf16 trained the
-    # 1v1 top rung's update 1.34x faster on this project's 2-core AMD box (avx512_bf16); docs/performance.md
-    learner_precision: str = "fp32"
     num_cpus: int = 0  # CPUs the embedded Ray advertises; 0 = max(cores, env runners + 1) (app.train.local_num_cpus)
     # GPUs of the learner (0: it runs on the CPU; 1: on one GPU, the env runners staying on the CPU)
     num_gpus_per_learner: int = 0
@@ -303,9 +299,6 @@ class ResourceSettings(_Section):
         for k in ("num_envs_per_env_runner", "torch_threads"):
             if res[k] < 1:
                 _bad(f"{key}.{k}", f"must be >= 1, got {res[k]}")
-        if res["learner_precision"] not in LEARNER_PRECISIONS:
-            _bad(f"{key}.learner_precision", f"must be one of {list(LEARNER_PRECISIONS)}, "
-                                             f"got {res['learner_precision']!r}")
         if res["env_runner"] not in ENV_RUNNERS:
             _bad(f"{key}.env_runner", f"must be one of {list(ENV_RUNNERS)}, got {res['env_runner']!r}")
         return cls(**res)

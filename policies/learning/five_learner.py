@@ -178,7 +178,6 @@ class FivePPOLearner(PPOTorchLearner):
             if self._teacher.get_initial_state()["h"].shape != mine or not hasattr(self._teacher, "team_groups"):
                 raise ValueError(f"init.teacher {teacher!r}: the kickstart teacher must be an OpenAI Five module with "
                                  f"the policy's LSTM size {mine[0]} (it reads the policy's LSTM state)")
-        self._bf16 = settings["resources"]["learner_precision"] == "bf16"
         threads = int(settings["resources"]["learner_threads"])
         self._threads = ThreadChooser(os.cpu_count() or 1) if threads == 0 and self._device.type == "cpu" else None
         self._fixed_threads = threads or None
@@ -331,13 +330,10 @@ class FivePPOLearner(PPOTorchLearner):
         threads = self._threads.pick() if self._threads is not None else self._fixed_threads
         if threads and torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
-        # resources.learner_precision bf16: the module's forward pass in bfloat16 (the loss in float32,
-        # compute_loss_for_module); its backward follows the forward's dtypes
-        with torch.autocast(self._device.type, dtype=torch.bfloat16, enabled=self._bf16):
-            if self._threads is None:
-                return super()._update(batch)
-            t = time.perf_counter()
-            out = super()._update(batch)
+        if self._threads is None:
+            return super()._update(batch)
+        t = time.perf_counter()
+        out = super()._update(batch)
         rows = sum(int(b[Columns.LOSS_MASK].sum()) if Columns.LOSS_MASK in b else len(b[Columns.REWARDS])
                    for b in batch.values())
         self._threads.record(threads, rows, time.perf_counter() - t)
@@ -439,14 +435,6 @@ class FivePPOLearner(PPOTorchLearner):
         """PPO's loss as CleanRL's ppo.py adds it up: per step the clipped surrogate, the value loss and the entropy
         bonus, averaged over the real steps; then the KL penalty (ppo.use_kl_loss), the kickstart loss (a teacher)
         and the win-probability loss (app. D). Each term logs its own metrics."""
-        if self._bf16:  # the forward pass ran in bfloat16; the loss, its heads and ratios in float32
-            with torch.autocast(self._device.type, enabled=False):
-                fwd_out = {k: v.float() if torch.is_tensor(v) and v.is_floating_point() else v
-                           for k, v in fwd_out.items()}
-                return self._module_loss(module_id, config, batch, fwd_out)
-        return self._module_loss(module_id, config, batch, fwd_out)
-
-    def _module_loss(self, module_id, config, batch, fwd_out):
         module = self.module[module_id].unwrapped()
         steps = RealSteps(batch)
         ppo = run_settings_dict(config)["ppo"]

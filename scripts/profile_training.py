@@ -171,10 +171,16 @@ def profile(cfg, env_steps: int, learner: bool, sampler: bool = True, trace: int
     games = cfg.resources.num_envs_per_env_runner
     algo_config, runner = build_runner(cfg, games)
     runner.sample(num_timesteps=max(env_steps // 4, games * 4), explore=True)  # warm-up: compilation, first games
-    if not sampler:
-        out = {"games": games, **profile_learner(cfg, algo_config, runner, trace)}
-        runner.stop()
-        return out
+    out = {"games": games, **(profile_sampler(runner, env_steps) if sampler else {})}
+    if learner:
+        out.update(profile_learner(cfg, algo_config, runner, trace))
+    runner.stop()
+    return out
+
+
+def profile_sampler(runner, env_steps: int) -> dict:
+    """One timed sample() of `env_steps` env steps, every phase of PHASES by its own time per agent step of "main",
+    and what its episodes cost to move to the driver."""
     timer = PhaseTimer()
     for label, owner, attribute in PHASES:
         timer.wrap(resolve(owner), attribute, label)
@@ -185,13 +191,9 @@ def profile(cfg, env_steps: int, learner: bool, sampler: bool = True, trace: int
     finally:
         timer.restore()
     rows = agent_steps(episodes)
-    out = {"games": games, "env_steps": timer.calls["engine"], "agent_steps": rows, "sample_wall_s": round(wall, 2),
-           "sample_agent_steps_per_s": round(rows / wall, 1), "sampler_table": profile_table(dict(timer.own), rows),
-           **transfer_cost(episodes, rows)}
-    if learner:
-        out.update(profile_learner(cfg, algo_config, runner, trace))
-    runner.stop()
-    return out
+    return {"env_steps": timer.calls["engine"], "agent_steps": rows, "sample_wall_s": round(wall, 2),
+            "sample_agent_steps_per_s": round(rows / wall, 1), "sampler_table": profile_table(dict(timer.own), rows),
+            **transfer_cost(episodes, rows)}
 
 
 def transfer_cost(episodes, rows: int) -> dict:

@@ -1,7 +1,9 @@
 """The driver's side of the training opponents (training/opponents.py): after every iteration the games against fixed
 agents are pulled from the runners, the curriculum (``OpponentsCallback.curriculum``) takes them and may move a level,
 the current level is pushed to the runners, a row per opponent goes to ``<trial dir>/opponents.csv`` (iteration,
-opponent, share, games, wins, draws, win rate) and a summary to ``result["opponents"]``.
+opponent, share, games, wins, draws, win rate; the games won outright, in all and as Radiant) and a summary to
+``result["opponents"]`` (``fixed_outright_win_rate``: the share of the games against fixed agents that "main" won by
+destroying the enemy ancient).
 
 With Jump-Start RL (``opponents.jump_start``) the same games move its stages (``OpponentsCallback.jump_start``,
 policies/league/jump_start.py), and the current stage's hand-over time is pushed to the runners.
@@ -20,10 +22,14 @@ from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum
 from policies.league.jump_start import JumpStart
 from policies.league.ratings import DRAW, WIN
 from training.csv_files import append_csv_rows
+from moba.game.teams import TEAM_NAMES
 from training.opponents import (CSV_NAME, CSV_COLUMNS, collect_from_runner, has_opponent_mix, install_handover,
                                 install_level)
 from training.settings import run_settings
 from callbacks.trial_files import TrialFilesCallback
+
+OUTRIGHT, AS_RADIANT, OUTRIGHT_AS_RADIANT = "outright_wins", "games_as_radiant", "outright_wins_as_radiant"  # CSV
+RADIANT_NAME = TEAM_NAMES[0]
 
 
 class OpponentsCallback(TrialFilesCallback):
@@ -71,9 +77,14 @@ class OpponentsCallback(TrialFilesCallback):
         curriculum, jump_start = self.curriculum, self.jump_start
         level_before = curriculum.level if curriculum is not None else None
         played = {}  # opponent -> {WIN: n, DRAW: n, LOSS: n}, games in the order they were collected
+        outright = defaultdict(lambda: defaultdict(int))  # opponent -> games and outright wins, in all and as Radiant
         for part in collected:
-            for name, score in part:
+            for name, score, side, won in part:
                 played.setdefault(name, defaultdict(int))[score] += 1
+                tally = outright[name]
+                tally[OUTRIGHT] += won
+                tally[AS_RADIANT] += side == RADIANT_NAME
+                tally[OUTRIGHT_AS_RADIANT] += won and side == RADIANT_NAME
                 if curriculum is not None:
                     curriculum.record(name, score, it)
                 if jump_start is not None:
@@ -95,16 +106,20 @@ class OpponentsCallback(TrialFilesCallback):
             counts = played.get(name, {})
             games = sum(counts.values())
             win_rate = counts.get(WIN, 0) / games if games else math.nan
+            tally = outright.get(name, {})
             rows.append({"iteration": it, "opponent": name, "share": shares.get(name, 0.0), "games": games,
                          "wins": counts.get(WIN, 0), "draws": counts.get(DRAW, 0), "win_rate": win_rate,
+                         **{k: tally.get(k, 0) for k in (OUTRIGHT, AS_RADIANT, OUTRIGHT_AS_RADIANT)},
                          "curriculum_level": curriculum.level if curriculum is not None else ""})
             summary[name] = {"games": games, "win_rate": win_rate, "share": shares.get(name, 0.0)}
         append_csv_rows(self.trial_path(algorithm, CSV_NAME), CSV_COLUMNS, rows)
         fixed_games = sum(v["games"] for v in summary.values())
         fixed_wins = sum(played.get(n, {}).get(WIN, 0) for n in summary)
+        fixed_outright = sum(outright[n][OUTRIGHT] for n in summary if n in outright)
         result["opponents"] = {
             "mix": {k: v for k, v in shares.items()}, "by_opponent": summary,
             "fixed_games": fixed_games, "fixed_win_rate": fixed_wins / fixed_games if fixed_games else math.nan,
+            "fixed_outright_win_rate": fixed_outright / fixed_games if fixed_games else math.nan,
             **({"curriculum_level": curriculum.level, "curriculum_agent": curriculum.current,
                 "curriculum_window_win_rate": curriculum.window_win_rate(),
                 "curriculum_level_changed": curriculum.level != level_before} if curriculum is not None else {}),

@@ -151,7 +151,8 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
 
 def window_table(metrics: list, opponents_rows: list, wall_of_iteration: dict, minutes: float) -> list:
     """The run by windows of `minutes` wall minutes (wall_of_iteration: iteration -> minute), as Markdown lines: the
-    curriculum's level at the window's end, the training games won against each opponent, the medians of approx_kl,
+    curriculum's level at the window's end, the training games won against each opponent (and of them, won outright:
+    opponents.csv's outright_wins), the medians of approx_kl,
     explained variance and entropy, the KL stops, the gradient-noise cosine's mean ± standard error (and the updates
     that measured it), and the agent steps by the window's end."""
     import statistics
@@ -184,9 +185,10 @@ def window_table(metrics: list, opponents_rows: list, wall_of_iteration: dict, m
             games = {}
             for o in opponents_rows:
                 if int(o["iteration"]) in its and int(o["games"] or 0):
-                    g = games.setdefault(o["opponent"], [0, 0])
+                    g = games.setdefault(o["opponent"], [0, 0, 0])
                     g[0], g[1] = g[0] + int(o["games"]), g[1] + int(o["wins"] or 0)
-            won = ", ".join(f"{name}: {w}/{n}" for name, (n, w) in games.items()) or "-"
+                    g[2] += int(o.get("outright_wins") or 0)  # a run written before the column: 0
+            won = ", ".join(f"{name}: {w}/{n} ({out} outright)" for name, (n, w, out) in games.items()) or "-"
             stops = sum(float(r["kl_stopped"]) > 0 for r in rows if r.get("kl_stopped") not in (None, "", "nan"))
             steps, level = rows[-1].get("agent_steps"), rows[-1].get("curriculum_agent") or "-"
             lines.append(f"| {start:g}-{min(start + minutes, round(end, 1)):g} | {level} | {won} | "

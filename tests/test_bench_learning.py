@@ -118,11 +118,13 @@ def test_the_windows_table_sums_games_and_takes_the_updates_medians_by_wall_minu
     wall = {1: 3.0, 2: 9.0, 3: 14.9, 4: 15.0}  # iterations 1-3 in minutes 0-15, iteration 4 in 15-30
     opponents = rows((1, "random", 4, 1), (2, "random", 3, 3), (3, "scripted_1", 2, 0), (3, "random", 0, 0),
                      (4, "scripted_1", 5, 2))
+    opponents[1]["outright_wins"] = "2"  # a run's rows since the column (the others: a run from before it)
     lines = window_table(metrics, opponents, wall, 15)
     # the cosine: the mean of 0.1 and 0.3 (iteration 2 did not measure it), standard error 0.1414 / sqrt(2)
-    assert lines[2] == ("| 0-15 | random | random: 4/7, scripted_1: 0/2 | 2.0e-03 | 1 | 0.60 | 3.00 | "
-                        "0.200 ± 0.100 (2) | 3.00M |")
-    assert lines[3] == "| 15-15 | scripted_1 | scripted_1: 2/5 | 4.0e-03 | 0 | 0.90 | 1.00 | - | 4.00M |"
+    assert lines[2] == ("| 0-15 | random | random: 4/7 (2 outright), scripted_1: 0/2 (0 outright) | 2.0e-03 | 1 | "
+                        "0.60 | 3.00 | 0.200 ± 0.100 (2) | 3.00M |")
+    assert lines[3] == ("| 15-15 | scripted_1 | scripted_1: 2/5 (0 outright) | 4.0e-03 | 0 | 0.90 | 1.00 | - | "
+                        "4.00M |")
     assert len(lines) == 4 and window_table([], [], {}, 15) == lines[:2]
     from scripts.bench_learning import main
     with pytest.raises(SystemExit):

@@ -115,6 +115,23 @@ def test_an_env_runner_plays_the_review_share_against_the_level_below():
     assert set(counts) == {"scripted_2", "scripted_3"} and abs(counts["scripted_2"] / 4000 - 0.25) < 0.025
 
 
+def test_a_fixed_agent_game_records_main_side_and_an_outright_win_apart_from_the_time_limit_rule():
+    """opponents.csv's outright wins: a destroyed ancient on "main"'s side, not a capped game won on the objective."""
+    from training import run_config
+    from training.opponents import RunnerOpponents, game_ended
+    settings = run_config.validate({"opponents": {"fixed": {"scripted_3": 1.0}, "time_limit_outcome": "objective"}})
+    opp = RunnerOpponents(settings, seed=0)
+    runner = SimpleNamespace(matchups=SimpleNamespace(opponents=opp, league=None))
+    lead = {"radiant": {"buildings": 2, "kills": 9}, "dire": {"buildings": 1, "kills": 3}}
+    game_ended(runner, 0, {"agent": "scripted_3", "side": "dire", "seed": 1}, "radiant", {}, lead)  # main destroyed it
+    game_ended(runner, 1, {"agent": "scripted_3", "side": "dire", "seed": 2}, "none", {}, lead)  # capped, main leads
+    game_ended(runner, 2, {"agent": "scripted_3", "side": "radiant", "seed": 3}, "radiant", {}, lead)  # the bot won
+    game_ended(runner, 3, {"agent": "scripted_3", "side": "radiant", "seed": 4}, "dire", {}, lead)
+    results = opp.drain()
+    assert [(r.side, r.score, r.outright) for r in results] == [
+        ("radiant", WIN, True), ("radiant", WIN, False), ("dire", LOSS, False), ("dire", WIN, True)]
+
+
 # ---- in training -----------------------------------------------------------------------------------------------------
 def test_fixed_agents_play_inside_the_runner_and_never_become_training_data(ray_session):
     from test_five_learner import runner_and_learner
@@ -128,8 +145,9 @@ def test_fixed_agents_play_inside_the_runner_and_never_become_training_data(ray_
     assert sum(len(e) for e in episodes) == 120  # one main hero per env step: the fixed agent's steps are absent
     assert {e.module_id for e in episodes} == {"main"}
     results = runner.matchups.opponents.drain()
-    assert len(results) == 2 and {name for name, _ in results} == {"scripted"}
-    assert all(score in (WIN, DRAW, LOSS) for _, score in results)
+    assert len(results) == 2 and {r.name for r in results} == {"scripted"}
+    assert all(r.score in (WIN, DRAW, LOSS) and r.side in ("radiant", "dire") for r in results)
+    assert all(r.score == WIN for r in results if r.outright)  # an outright win is a win under any time-limit rule
 
 
 def test_a_first_game_cut_short_is_no_result_against_a_fixed_agent(ray_session):
@@ -149,7 +167,7 @@ def test_a_first_game_cut_short_is_no_result_against_a_fixed_agent(ray_session):
 
     ended = [moba_env(g.env).games_started - 1 for g in runner._games]  # games ended in each env (one is under way)
     assert ended == [2, 2]
-    assert len(results) == 2 and {name for name, _ in results} == {"scripted"}  # the two cut games left out
+    assert len(results) == 2 and {r.name for r in results} == {"scripted"}  # the two cut games left out
 
 
 def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpoint(ray_session, no_home_results,
@@ -176,6 +194,10 @@ def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpo
             rows = list(csv.DictReader(f))
         assert {r["opponent"] for r in rows} >= {"random (guided to 2 s)"}  # the first stage's games
         assert sum(int(r["games"]) for r in rows) == sum(s["fixed_games"] for s in seen)
+        for r in rows:  # outright wins are among the wins, the Radiant games among the games
+            assert int(r["outright_wins_as_radiant"]) <= min(int(r["outright_wins"]), int(r["games_as_radiant"]))
+            assert int(r["outright_wins"]) <= int(r["wins"]) and int(r["games_as_radiant"]) <= int(r["games"])
+        assert all(0.0 <= s["fixed_outright_win_rate"] <= s["fixed_win_rate"] for s in seen if s["fixed_games"])
         # the driver's level reaches the runners (set by hand here: promotions need wins)
         OpponentsCallback.of(algo).curriculum.level = 2
         OpponentsCallback.of(algo).jump_start.curriculum.level = 1  # and Jump-Start RL's last stage: no guide

@@ -7,21 +7,35 @@ env runner calls ``game_started`` / ``game_ended`` for every game: each game dra
 past version goes through the league (training/league_play.py, its slots and quality updates unchanged); a fixed
 agent (the curriculum's current level, or an agent named in ``fixed``) gets the matchup {"agent": name, "side": side,
 "seed": seed}, and the runner builds that agent and lets it play the side's heroes: its steps never become training
-data. Finished games against fixed agents are kept as (name, main's score) until the driver collects them
+data. Finished games against fixed agents are kept as ``FixedResult`` (name, main's score, main's side, whether main
+destroyed the enemy ancient) until the driver collects them
 (callbacks/opponents.py: ``collect_from_runner``, ``install_level``). With Jump-Start RL (``opponents.jump_start``,
 policies/league/jump_start.py) a game against its opponent also names the guide that plays "main"'s heroes and the
 stage's hand-over time ({"guide", "guide_until_s"}), and its result is kept under the stage's label; the driver pushes
 the current stage's hand-over (``install_handover``)."""
 from __future__ import annotations
 
-from moba.game.teams import TEAM_NAMES
+from typing import NamedTuple
+
+from moba.game.teams import TEAM_NAMES, enemy_side
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, OpponentMix, review_agent
 from policies.league.jump_start import stage_label
 from training import league_play
 from training.settings import RunSettings, run_settings
 
 CSV_NAME = "opponents.csv"
-CSV_COLUMNS = ("iteration", "opponent", "share", "games", "wins", "draws", "win_rate", "curriculum_level")
+# wins and draws as ``opponents.time_limit_outcome`` scores a capped game; outright_wins: games "main" ended by
+# destroying the enemy ancient, the learning issue's measure (in all, and of the games it played as Radiant)
+CSV_COLUMNS = ("iteration", "opponent", "share", "games", "wins", "draws", "win_rate", "outright_wins",
+               "games_as_radiant", "outright_wins_as_radiant", "curriculum_level")
+
+
+class FixedResult(NamedTuple):
+    """A finished game against a fixed agent, as the driver collects it."""
+    name: str  # the agent (the Jump-Start stage's label when guided)
+    score: float  # main's score (policies/league/ratings.py WIN, DRAW, LOSS) under the time-limit rule
+    side: str  # the side "main" played
+    outright: bool  # main destroyed the enemy ancient
 
 
 def has_opponent_mix(settings: RunSettings) -> bool:
@@ -46,7 +60,7 @@ class RunnerOpponents:
         self.handover_s = self.jump_start.handover_s[0] if self.jump_start is not None else 0.0
         self.seed = seed
         self.games = 0
-        self.results: list[tuple[str, float]] = []
+        self.results: list[FixedResult] = []
         self._makers = {}
 
     def matchup(self, kind: str) -> dict:
@@ -130,8 +144,9 @@ def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, ra
     if fixed and scored:
         opp = runner_opponents(env_runner)
         name = stage_label(matchup["agent"], matchup.get("guide_until_s", 0.0))  # the agent's name when unguided
-        opp.results.append((name, league_play.main_score(winner, raw_returns, matchup["side"],
-                                                         opp.time_limit_outcome, objective)))
+        score = league_play.main_score(winner, raw_returns, matchup["side"], opp.time_limit_outcome, objective)
+        main_side = enemy_side(matchup["side"])
+        opp.results.append(FixedResult(name, score, main_side, winner == main_side))
 
 
 def collect_from_runner(env_runner) -> list:

@@ -48,7 +48,7 @@ PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "agent_step
                     "buildings_vs_random", "reward_margin_vs_scripted", "buildings_vs_scripted", "trueskill_version",
                     "trueskill_mu", "trueskill_sigma", "league_versions", "past_games", "past_win_rate",
                     "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games",
-                    "fixed_win_rate", "jump_start_handover_s", "jump_start_window_win_rate",
+                    "fixed_win_rate", "fixed_outright_win_rate", "jump_start_handover_s", "jump_start_window_win_rate",
                     "staleness_mean", "sample_reuse", "reward_std", "value_warmup_critic_only",
                     "value_warmup_actor_lr_factor", "team_spirit", "lr", "entropy_coeff", "gamma",
                     "policy_loss", "vf_loss", "entropy", "aux_win_loss", "kickstart_coeff", "kickstart_kl",
@@ -86,7 +86,7 @@ def progress_row(result: dict) -> dict:
         "league_versions": lg.get("versions"), "past_games": lg.get("past_games"),
         "past_win_rate": lg.get("past_win_rate"), **{k: op.get(k) for k in (
             "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games", "fixed_win_rate",
-            "jump_start_handover_s", "jump_start_window_win_rate")},
+            "fixed_outright_win_rate", "jump_start_handover_s", "jump_start_window_win_rate")},
         "staleness_mean": ln.get("staleness_mean"),
         "sample_reuse": result.get("sample_reuse"),
         # the run's reward scale for the next round (callbacks/reward_scale.py) and the value warm-up's phase
@@ -122,7 +122,8 @@ def progress_line(row: dict, trial: str = "") -> str:
             + (f"curriculum {row['curriculum_agent']} (level {row['curriculum_level']}, window win "
                f"{_fmt(row['curriculum_window_win_rate'], '.2f')})  "
                if row.get("curriculum_agent") is not None else "")
-            + (f"vs fixed agents {_fmt(row['fixed_win_rate'], '.2f')} ({row['fixed_games']} games)  "
+            + (f"vs fixed agents {_fmt(row['fixed_win_rate'], '.2f')}, outright "
+               f"{_fmt(row.get('fixed_outright_win_rate'), '.2f')} ({row['fixed_games']} games)  "
                if row.get("fixed_games") else "")
             + (f"jump start: guided to {row['jump_start_handover_s']:g} s (window win "
                f"{_fmt(row['jump_start_window_win_rate'], '.2f')})  "

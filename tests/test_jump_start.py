@@ -98,7 +98,7 @@ def test_the_guide_plays_main_up_to_the_hand_over_and_its_steps_never_become_tra
     assert all(e.observations.lookback >= 1 for e in episodes)  # ... with the guided steps' end as lookback
     assert {chunk_origin(e)[1] for e in episodes} == {1}  # the guided chunk was cut off, not returned
     results = runner.matchups.opponents.drain()
-    assert [name for name, _ in results] == [stage_label("scripted", handover_s)] * 4  # two whole games per env
+    assert [r.name for r in results] == [stage_label("scripted", handover_s)] * 4  # two whole games per env
 
 
 def test_the_last_stage_plays_without_a_guide_from_the_next_game_on(ray_session):
@@ -107,13 +107,13 @@ def test_the_last_stage_plays_without_a_guide_from_the_next_game_on(ray_session)
         opponents__fixed={"scripted": 1.0}, resources__num_envs_per_env_runner=1,
         opponents__jump_start={"guide": "scripted", "opponent": "scripted", "handover_s": [4.0, 0.0]}))
     assert sum(len(e) for e in runner.sample(num_timesteps=8, explore=True)) == 8  # a game's last 8 steps
-    assert runner._games[0].guide is not None and [n for n, _ in runner.matchups.opponents.drain()] == [
+    assert runner._games[0].guide is not None and [r.name for r in runner.matchups.opponents.drain()] == [
         "scripted (guided to 4 s)"]
     runner.matchups.opponents.handover_s = 0.0  # what the driver pushes at the last stage ...
     runner.sample(num_timesteps=38, explore=True)  # ... reaches the games drawn after it (the next game was drawn)
     episodes = runner.sample(num_timesteps=38, explore=True)
     assert runner._games[0].guide is None and sum(len(e) for e in episodes) == 38
-    assert [name for name, _ in runner.matchups.opponents.drain()] == ["scripted (guided to 4 s)", "scripted"]
+    assert [r.name for r in runner.matchups.opponents.drain()] == ["scripted (guided to 4 s)", "scripted"]
 
 
 def test_a_hand_over_at_or_after_the_time_limit_is_refused():

@@ -18,18 +18,17 @@ from collections import defaultdict
 
 from ray.rllib.utils.annotations import override
 
+from moba.game.teams import TEAM_NAMES
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum
 from policies.league.jump_start import JumpStart
 from policies.league.ratings import DRAW, WIN
 from training.csv_files import append_csv_rows
-from moba.game.teams import TEAM_NAMES
-from training.opponents import (CSV_NAME, CSV_COLUMNS, collect_from_runner, has_opponent_mix, install_handover,
-                                install_level)
+from training.opponents import (AS_RADIANT, CSV_NAME, CSV_COLUMNS, OUTRIGHT, OUTRIGHT_AS_RADIANT, collect_from_runner,
+                                has_opponent_mix, install_handover, install_level)
 from training.settings import run_settings
 from callbacks.trial_files import TrialFilesCallback
 
-OUTRIGHT, AS_RADIANT, OUTRIGHT_AS_RADIANT = "outright_wins", "games_as_radiant", "outright_wins_as_radiant"  # CSV
-RADIANT_NAME = TEAM_NAMES[0]
+RADIANT_SIDE = TEAM_NAMES[0]
 
 
 class OpponentsCallback(TrialFilesCallback):
@@ -83,8 +82,8 @@ class OpponentsCallback(TrialFilesCallback):
                 played.setdefault(name, defaultdict(int))[score] += 1
                 tally = outright[name]
                 tally[OUTRIGHT] += won
-                tally[AS_RADIANT] += side == RADIANT_NAME
-                tally[OUTRIGHT_AS_RADIANT] += won and side == RADIANT_NAME
+                tally[AS_RADIANT] += side == RADIANT_SIDE
+                tally[OUTRIGHT_AS_RADIANT] += won and side == RADIANT_SIDE
                 if curriculum is not None:
                     curriculum.record(name, score, it)
                 if jump_start is not None:

@@ -26,8 +26,9 @@ from training.settings import RunSettings, run_settings
 CSV_NAME = "opponents.csv"
 # wins and draws as ``opponents.time_limit_outcome`` scores a capped game; outright_wins: games "main" ended by
 # destroying the enemy ancient, the learning issue's measure (in all, and of the games it played as Radiant)
-CSV_COLUMNS = ("iteration", "opponent", "share", "games", "wins", "draws", "win_rate", "outright_wins",
-               "games_as_radiant", "outright_wins_as_radiant", "curriculum_level")
+OUTRIGHT, AS_RADIANT, OUTRIGHT_AS_RADIANT = "outright_wins", "games_as_radiant", "outright_wins_as_radiant"
+CSV_COLUMNS = ("iteration", "opponent", "share", "games", "wins", "draws", "win_rate", OUTRIGHT, AS_RADIANT,
+               OUTRIGHT_AS_RADIANT, "curriculum_level")
 
 
 class FixedResult(NamedTuple):

@@ -114,7 +114,7 @@ class OpponentsCallback(TrialFilesCallback):
         append_csv_rows(self.trial_path(algorithm, CSV_NAME), CSV_COLUMNS, rows)
         fixed_games = sum(v["games"] for v in summary.values())
         fixed_wins = sum(played.get(n, {}).get(WIN, 0) for n in summary)
-        fixed_outright = sum(outright[n][OUTRIGHT] for n in summary if n in outright)
+        fixed_outright = sum(r[OUTRIGHT] for r in rows)  # rows: one per opponent of the summary
         result["opponents"] = {
             "mix": {k: v for k, v in shares.items()}, "by_opponent": summary,
             "fixed_games": fixed_games, "fixed_win_rate": fixed_wins / fixed_games if fixed_games else math.nan,

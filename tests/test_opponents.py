@@ -132,6 +132,27 @@ def test_a_fixed_agent_game_records_main_side_and_an_outright_win_apart_from_the
         ("radiant", WIN, True), ("radiant", WIN, False), ("dire", LOSS, False), ("dire", WIN, True)]
 
 
+def test_radiant_share_sets_the_side_main_plays_and_half_keeps_the_old_draws():
+    from training import run_config
+    from training.opponents import RunnerOpponents
+    from moba.game.teams import enemy_side
+
+    def main_sides(share, n=4000):
+        extra = {} if share is None else {"radiant_share": share}
+        opp = RunnerOpponents(run_config.validate({"opponents": {"fixed": {"scripted_3": 1.0}, **extra}}), seed=7)
+        return [enemy_side(opp.matchup("scripted_3")["side"]) for _ in range(n)]
+
+    assert main_sides(None) == main_sides(0.5)
+    rng = OpponentMix({"scripted_3": 1.0}, seed=7).rng  # the rule before the setting: the opponent Radiant below 0.5
+    assert main_sides(0.5, 200) == [enemy_side(("radiant", "dire")[int(rng.random() >= 0.5)]) for _ in range(200)]
+    for share in (0.0, 0.75, 1.0):
+        radiant = main_sides(share).count("radiant") / 4000
+        assert abs(radiant - share) < 0.03, (share, radiant)
+    for bad, why in ((1.5, r"\[0, 1\]"), (-0.1, r"\[0, 1\]"), ("half", "float"), (True, "")):
+        with pytest.raises(ValueError, match=rf"'opponents\.radiant_share': .*{why}"):
+            run_config.validate({"opponents": {"fixed": {"scripted_3": 1.0}, "radiant_share": bad}})
+
+
 # ---- in training -----------------------------------------------------------------------------------------------------
 def test_fixed_agents_play_inside_the_runner_and_never_become_training_data(ray_session):
     from test_five_learner import runner_and_learner

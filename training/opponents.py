@@ -56,6 +56,7 @@ class RunnerOpponents:
         self.level_agent = self.ladder[0] if self.ladder else None
         self.review = opponents.curriculum.review
         self.time_limit_outcome = opponents.time_limit_outcome
+        self.radiant_share = opponents.radiant_share
         # Jump-Start RL: its settings (None: off) and the current stage's hand-over time, pushed by the driver
         self.jump_start = opponents.jump_start if opponents.jump_start.guide is not None else None
         self.handover_s = self.jump_start.handover_s[0] if self.jump_start is not None else 0.0
@@ -67,7 +68,9 @@ class RunnerOpponents:
     def matchup(self, kind: str) -> dict:
         self.games += 1
         name = review_agent(self.ladder, self.level_agent, self.review, self.mix.rng) if kind == CURRICULUM else kind
-        side = TEAM_NAMES[int(self.mix.rng.random() >= 0.5)]
+        # the matchup's side is the opponent's: "main" plays Radiant (the opponent Dire) when the draw is at least
+        # 1 - radiant_share (at 0.5 the draws of the runs before the setting)
+        side = TEAM_NAMES[int(self.mix.rng.random() >= 1.0 - self.radiant_share)]
         matchup = {"agent": name, "side": side, "seed": self.seed * 100_003 + self.games}
         if self.jump_start is not None and name == self.jump_start.opponent and self.handover_s > 0:
             matchup.update(guide=self.jump_start.guide, guide_until_s=self.handover_s)

@@ -495,6 +495,10 @@ class OpponentSettings(_Section):
     jump_start: JumpStartSettings = field(default_factory=JumpStartSettings)
     # how a game against a fixed agent stopped by the time limit counts (policies/league/ratings.game_score)
     time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
+    # the share of the games against fixed agents and the curriculum in which "main" plays Radiant (0.5: sides at
+    # random, evenly). A mode with a fixed lineup gives each side its heroes (1v1: Radiant the blademaster), so this
+    # also weights which hero "main" trains
+    radiant_share: float = 0.5
 
     @classmethod
     def from_dict(cls, d, key: str = "opponents", league: LeagueSettings = LeagueSettings(),
@@ -509,6 +513,10 @@ class OpponentSettings(_Section):
             _bad(f"{key}.fixed", f"must be a mapping of agent name to share, got {opp['fixed']!r}")
         cur = CurriculumSettings._checked(opp["curriculum"] or {}, f"{key}.curriculum")
         _check_outcome_rule(key, opp["time_limit_outcome"])
+        rs = opp["radiant_share"]
+        if isinstance(rs, bool) or not isinstance(rs, (int, float)) or not 0.0 <= rs <= 1.0:
+            _bad(f"{key}.radiant_share", f"must be a number in [0, 1] (the share of games main plays as Radiant), "
+                                         f"got {rs!r}")
         for name, share in opp["fixed"].items():
             if name in (SELF, LEAGUE, CURRICULUM):
                 _bad(f"{key}.fixed.{name}", "is not an agent; use league.past_fraction or opponents.curriculum")
@@ -530,7 +538,7 @@ class OpponentSettings(_Section):
             _bad(key, f"fixed agents and the curriculum play inside the batched env runner; set "
                       f"resources.env_runner: batched (got {resources.env_runner!r})")
         return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, jump_start=jump_start,
-                   time_limit_outcome=opp["time_limit_outcome"])
+                   time_limit_outcome=opp["time_limit_outcome"], radiant_share=float(rs))
 
     def shares(self, league: LeagueSettings) -> dict:
         """The probability of each kind of opponent per game (policies/league/curriculum.py): self, league (the

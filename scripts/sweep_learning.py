@@ -171,17 +171,43 @@ def progress(run_dir: str) -> dict:
             "fixed_win_late": fixed_win, "handover_last": float(handover.iloc[-1]) if len(handover) else None}
 
 
+def outright_wins(run_dir: str) -> dict:
+    """The training games against fixed agents won outright (the enemy ancient destroyed) over the whole run, in all
+    and by side (the trial's opponents.csv; {} for a run without the columns, measured before 2026-11-28)."""
+    import glob
+    import pandas as pd
+    path = next(iter(glob.glob(os.path.join(run_dir, "*", "opponents.csv"))), None) if run_dir else None
+    if path is None:
+        return {}
+    rows = pd.read_csv(path)
+    if "outright_wins" not in rows:
+        return {}
+    games, won = int(rows["games"].sum()), int(rows["outright_wins"].sum())
+    radiant, won_radiant = int(rows["games_as_radiant"].sum()), int(rows["outright_wins_as_radiant"].sum())
+    return {"games": games, "outright": won, "radiant_games": radiant, "radiant_outright": won_radiant,
+            "dire_games": games - radiant, "dire_outright": won - won_radiant}
+
+
+def outright_cell(o: dict) -> str:
+    if not o or not o["games"]:
+        return "-"
+    return (f"{o['outright']}/{o['games']} (radiant {o['radiant_outright']}/{o['radiant_games']}, "
+            f"dire {o['dire_outright']}/{o['dire_games']})")
+
+
 def _fmt(v, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
 def table(arms: dict, levels: list) -> str:
     """The markdown table: per arm, its overrides, the wall minutes and agent steps at which it reached each level,
-    its progress (agent and gradient steps, the late window win rate and kickstart KL: ``progress``), and its final
+    its progress (agent and gradient steps, the late window win rate and kickstart KL: ``progress``), the training
+    games won outright by side (``outright_wins``), and its final
     wins: against the full bot, or against the sweep's final_against agents."""
     head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "agent steps", "gradient steps",
             f"window win, last {LAST_MINUTES:g} min (level)", f"fixed agents' games won, last {LAST_MINUTES:g} min",
             "hand-over at the end (s)", f"kickstart KL, last {LAST_MINUTES:g} min",
+            "fixed agents' games won outright (by main's side)",
             "final wins (vs the full bot unless named; objective; kills)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for name, r in arms.items():
@@ -192,7 +218,7 @@ def table(arms: dict, levels: list) -> str:
         cells += [_fmt(pr.get("agent_steps"), ","), _fmt(pr.get("gradient_steps"), ","),
                   win if pr.get("level_late") is None or win == "-" else f"{win} ({pr['level_late']})",
                   _fmt(pr.get("fixed_win_late"), ".2f"), _fmt(pr.get("handover_last"), "g"),
-                  _fmt(pr.get("kickstart_kl_late"), ".2f")]
+                  _fmt(pr.get("kickstart_kl_late"), ".2f"), outright_cell(outright_wins(r.get("run_dir", "")))]
         cells.append(final_cell(r.get("final") or {}))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -104,6 +104,10 @@ def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, mo
                                      "jump_start_handover_s\n1,60,5000,0,0.2,3.0,4,2,0.5,300\n"
                                      "2,120,10000,0,0.6,2.0,3,1,1.0,300\n3,600,15000,1,0.1,1.0,2,3,0.0,150\n"
                                      "4,610,16000,1,0.1,1.0,2,1,1.0,150\n")
+    (run / "trial").mkdir()  # the training games won outright, by main's side, over the whole run
+    (run / "trial" / "opponents.csv").write_text(
+        "iteration,opponent,share,games,wins,draws,win_rate,outright_wins,games_as_radiant,outright_wins_as_radiant\n"
+        "1,scripted_3,1.0,4,2,1,0.5,2,3,0\n2,scripted_3,1.0,6,5,0,0.83,4,2,1\n")
     first = result("4000", 12.5, 40000, 3, str(run))
     first["final"]["scripted_3"]["objective_win_rate"] = 0.35
     (out / "arms.jsonl").write_text(json.dumps(first) + "\n")
@@ -116,8 +120,8 @@ def test_finished_arms_are_skipped_and_the_table_and_curves_written(tmp_path, mo
     rows = (out / "table.md").read_text().splitlines()
     # the last 5 minutes are iterations 3 and 4 (120 s >= 610 s - 300 s is false): 1 of their 4 fixed games won
     assert rows[2] == ("| 4000 | `ppo.train_batch_size=4000` | 12.5 / 40,000 | - | 16,000 | 11 | 0.10 (1) | 0.25 | "
-                       "150 | 1.00 | 3/20; 35% |")
-    assert rows[3] == "| 8000 | `ppo.train_batch_size=8000` | - | - | - | - | - | - | - | - | 0/20 |"
+                       "150 | 1.00 | 6/10 (radiant 1/5, dire 5/5) | 3/20; 35% |")
+    assert rows[3] == "| 8000 | `ppo.train_batch_size=8000` | - | - | - | - | - | - | - | - | - | 0/20 |"
     assert len(sl.read_arms(str(out / "arms.jsonl"))) == 2
     assert sl.main([sweep, "--out", str(out), "--only", "x"]) == 2
     assert "--only: unknown arm 'x'; allowed: ['4000', '8000']" in capsys.readouterr().err

@@ -188,6 +188,30 @@ def outright_wins(run_dir: str) -> dict:
             "dire_games": games - radiant, "dire_outright": won - won_radiant}
 
 
+def outright_by_side(run_dir: str, m):
+    """Per iteration of metrics.csv `m`: the agent steps, and the share of the last ~20 training games against fixed
+    agents won outright as Radiant and as Dire (rolling sums over iterations, from the trial's opponents.csv); None for
+    a run without the columns."""
+    import glob
+    import pandas as pd
+    path = next(iter(glob.glob(os.path.join(run_dir, "*", "opponents.csv"))), None) if run_dir else None
+    if path is None or "iteration" not in m or "agent_steps" not in m:
+        return None
+    rows = pd.read_csv(path)
+    if "outright_wins_as_radiant" not in rows:
+        return None
+    it = rows.groupby("iteration")[["games", "games_as_radiant", "outright_wins", "outright_wins_as_radiant"]].sum()
+    it["games_as_dire"] = it["games"] - it["games_as_radiant"]
+    it["outright_wins_as_dire"] = it["outright_wins"] - it["outright_wins_as_radiant"]
+    it = it.join(m.set_index("iteration")["agent_steps"], how="inner")
+    out = pd.DataFrame({"agent_steps": it["agent_steps"]})
+    for side in ("radiant", "dire"):
+        games, won = it[f"games_as_{side}"], it[f"outright_wins_as_{side}"]
+        span = max(1, int(round(20 / max(games.mean(), 1e-9))))  # iterations holding about 20 of the side's games
+        out[side] = won.rolling(span, min_periods=1).sum() / games.rolling(span, min_periods=1).sum()
+    return out
+
+
 def outright_cell(o: dict) -> str:
     if not o or not o["games"]:
         return "-"
@@ -268,7 +292,8 @@ def curves_figure(arms: dict):
     """Per arm: the curriculum level against wall minutes and agent steps (Jump-Start RL's hand-over time instead, for
     arms without a curriculum that have one; where neither, the win rate against wall minutes and the explained
     variance against agent steps), the win rate against what it trains on (trained_against_win_rate), and the
-    kickstart KL (the explained variance where no arm has a teacher), against agent steps (None without data)."""
+    kickstart KL (the explained variance where no arm has a teacher; where nothing climbs either, the training games
+    won outright by side), against agent steps (None without data)."""
     import matplotlib.pyplot as plt
     data = {name: curriculum_curve(r["run_dir"]) for name, r in arms.items()}
     data = {k: v for k, v in data.items() if v is not None and not v.empty}
@@ -288,12 +313,18 @@ def curves_figure(arms: dict):
         level = None
         top = [(axes[0, 0], "time_s", "win", "training wall time (minutes)", win_label),
                (axes[0, 1], "agent_steps", "vf_explained_var", "agent steps sampled", "explained variance (value)")]
-    last, last_label = (("kickstart_kl", "kickstart KL (to the teacher)") if has("kickstart_kl") or level is None else
-                        ("vf_explained_var", "explained variance (value)"))  # no teacher: the value function instead
+    sides = {name: outright_by_side(arms[name].get("run_dir", ""), m) for name, m in data.items()}
+    by_side = not has("kickstart_kl") and level is None and any(v is not None for v in sides.values())
+    last, last_label = (("outright", "won outright (~20 games; -: Radiant, --: Dire)") if by_side
+                        else ("kickstart_kl", "kickstart KL (to the teacher)") if has("kickstart_kl") or level is None
+                        else ("vf_explained_var", "explained variance (value)"))  # no teacher: the value function
     panels = top + [(axes[1, 0], "agent_steps", "win", "agent steps sampled", win_label),
                     (axes[1, 1], "agent_steps", last, "agent steps sampled", last_label)]
     for i, (name, m) in enumerate(data.items()):
         win = trained_against_win_rate(m)
+        if last == "outright" and sides[name] is not None:  # nothing climbs and no teacher: the finish, by side
+            for side, style in (("radiant", "-"), ("dire", "--")):
+                axes[1, 1].plot(sides[name]["agent_steps"], sides[name][side], style, color=f"C{i}")
         for ax, x, y, _, _ in panels:
             ys = win if y == "win" else m[y] if y in m else None
             if x not in m or ys is None or not ys.notna().any():

@@ -176,3 +176,17 @@ def test_an_arm_trained_in_a_removed_worktree_is_found_under_the_sweeps_results(
     assert arms["moved"]["run_dir"] == str(run) and arms["here"]["run_dir"] == str(run)
     assert arms["lost"]["run_dir"] == "/tmp/wt_gone/results/hok_bench_2"  # kept as recorded: nothing to read
     assert sl.progress(arms["moved"]["run_dir"])["agent_steps"] == 100
+
+
+def test_the_outright_wins_by_side_roll_over_about_twenty_games_of_each_side(tmp_path):
+    import pandas as pd
+    (tmp_path / "trial").mkdir()
+    (tmp_path / "trial" / "opponents.csv").write_text(
+        "iteration,opponent,share,games,wins,draws,win_rate,outright_wins,games_as_radiant,outright_wins_as_radiant\n"
+        + "".join(f"{i},scripted_3,1.0,20,10,0,0.5,{i},10,{i % 2}\n" for i in (1, 2, 3)))
+    m = pd.DataFrame({"iteration": [1, 2, 3], "agent_steps": [100, 200, 300]})
+    out = sl.outright_by_side(str(tmp_path), m)
+    # 10 games a side per iteration: two iterations make ~20; Radiant won 1, 0, 1 and Dire 0, 2, 2 of its 10
+    assert list(out["agent_steps"]) == [100, 200, 300]
+    assert list(out["radiant"]) == [0.1, 0.05, 0.05] and list(out["dire"]) == [0.0, 0.1, 0.2]
+    assert sl.outright_by_side(str(tmp_path / "nowhere"), m) is None

@@ -171,16 +171,19 @@ def progress(run_dir: str) -> dict:
             "fixed_win_late": fixed_win, "handover_last": float(handover.iloc[-1]) if len(handover) else None}
 
 
-def outright_wins(run_dir: str) -> dict:
-    """The training games against fixed agents won outright (the enemy ancient destroyed) over the whole run, in all
-    and by side (the trial's opponents.csv; {} for a run without the columns, measured before 2026-11-28)."""
+def opponents_rows(run_dir: str):
+    """The run's trial opponents.csv as a DataFrame, or None where there is none."""
     import glob
     import pandas as pd
     path = next(iter(glob.glob(os.path.join(run_dir, "*", "opponents.csv"))), None) if run_dir else None
-    if path is None:
-        return {}
-    rows = pd.read_csv(path)
-    if "outright_wins" not in rows:
+    return None if path is None else pd.read_csv(path)
+
+
+def outright_wins(run_dir: str) -> dict:
+    """The training games against fixed agents won outright (the enemy ancient destroyed) over the whole run, in all
+    and by side (the trial's opponents.csv; {} for a run without the columns, measured before 2026-11-28)."""
+    rows = opponents_rows(run_dir)
+    if rows is None or "outright_wins" not in rows:
         return {}
     games, won = int(rows["games"].sum()), int(rows["outright_wins"].sum())
     radiant, won_radiant = int(rows["games_as_radiant"].sum()), int(rows["outright_wins_as_radiant"].sum())
@@ -192,13 +195,9 @@ def outright_by_side(run_dir: str, m):
     """Per iteration of metrics.csv `m`: the agent steps, and the share of the last ~20 training games against fixed
     agents won outright as Radiant and as Dire (rolling sums over iterations, from the trial's opponents.csv); None for
     a run without the columns."""
-    import glob
     import pandas as pd
-    path = next(iter(glob.glob(os.path.join(run_dir, "*", "opponents.csv"))), None) if run_dir else None
-    if path is None or "iteration" not in m or "agent_steps" not in m:
-        return None
-    rows = pd.read_csv(path)
-    if "outright_wins_as_radiant" not in rows:
+    rows = opponents_rows(run_dir)
+    if rows is None or "outright_wins_as_radiant" not in rows or "iteration" not in m or "agent_steps" not in m:
         return None
     it = rows.groupby("iteration")[["games", "games_as_radiant", "outright_wins", "outright_wins_as_radiant"]].sum()
     it["games_as_dire"] = it["games"] - it["games_as_radiant"]

@@ -45,6 +45,7 @@ import yaml
 
 from training import run_config
 from training.cli import user_errors
+from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEP_KEYS = {"config", "minutes", "env_steps", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
@@ -183,10 +184,10 @@ def outright_wins(run_dir: str) -> dict:
     """The training games against fixed agents won outright (the enemy ancient destroyed) over the whole run, in all
     and by side (the trial's opponents.csv; {} for a run without the columns, measured before 2026-11-28)."""
     rows = opponents_rows(run_dir)
-    if rows is None or "outright_wins" not in rows:
+    if rows is None or OUTRIGHT not in rows:
         return {}
-    games, won = int(rows["games"].sum()), int(rows["outright_wins"].sum())
-    radiant, won_radiant = int(rows["games_as_radiant"].sum()), int(rows["outright_wins_as_radiant"].sum())
+    games, won = int(rows["games"].sum()), int(rows[OUTRIGHT].sum())
+    radiant, won_radiant = int(rows[AS_RADIANT].sum()), int(rows[OUTRIGHT_AS_RADIANT].sum())
     return {"games": games, "outright": won, "radiant_games": radiant, "radiant_outright": won_radiant,
             "dire_games": games - radiant, "dire_outright": won - won_radiant}
 
@@ -197,15 +198,14 @@ def outright_by_side(run_dir: str, m):
     a run without the columns."""
     import pandas as pd
     rows = opponents_rows(run_dir)
-    if rows is None or "outright_wins_as_radiant" not in rows or "iteration" not in m or "agent_steps" not in m:
+    if rows is None or OUTRIGHT_AS_RADIANT not in rows or "iteration" not in m or "agent_steps" not in m:
         return None
-    it = rows.groupby("iteration")[["games", "games_as_radiant", "outright_wins", "outright_wins_as_radiant"]].sum()
-    it["games_as_dire"] = it["games"] - it["games_as_radiant"]
-    it["outright_wins_as_dire"] = it["outright_wins"] - it["outright_wins_as_radiant"]
+    it = rows.groupby("iteration")[["games", AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT]].sum()
     it = it.join(m.set_index("iteration")["agent_steps"], how="inner")
     out = pd.DataFrame({"agent_steps": it["agent_steps"]})
-    for side in ("radiant", "dire"):
-        games, won = it[f"games_as_{side}"], it[f"outright_wins_as_{side}"]
+    by_side = {"radiant": (it[AS_RADIANT], it[OUTRIGHT_AS_RADIANT]),
+               "dire": (it["games"] - it[AS_RADIANT], it[OUTRIGHT] - it[OUTRIGHT_AS_RADIANT])}
+    for side, (games, won) in by_side.items():
         span = max(1, int(round(20 / max(games.mean(), 1e-9))))  # iterations holding about 20 of the side's games
         out[side] = won.rolling(span, min_periods=1).sum() / games.rolling(span, min_periods=1).sum()
     return out
@@ -312,8 +312,9 @@ def curves_figure(arms: dict):
         level = None
         top = [(axes[0, 0], "time_s", "win", "training wall time (minutes)", win_label),
                (axes[0, 1], "agent_steps", "vf_explained_var", "agent steps sampled", "explained variance (value)")]
-    sides = {name: outright_by_side(arms[name].get("run_dir", ""), m) for name, m in data.items()}
-    by_side = not has("kickstart_kl") and level is None and any(v is not None for v in sides.values())
+    sides = ({name: outright_by_side(arms[name].get("run_dir", ""), m) for name, m in data.items()}
+             if not has("kickstart_kl") and level is None else {})  # read only where the panel may show them
+    by_side = any(v is not None for v in sides.values())
     last, last_label = (("outright", "won outright (~20 games; -: Radiant, --: Dire)") if by_side
                         else ("kickstart_kl", "kickstart KL (to the teacher)") if has("kickstart_kl") or level is None
                         else ("vf_explained_var", "explained variance (value)"))  # no teacher: the value function

@@ -513,10 +513,9 @@ class OpponentSettings(_Section):
             _bad(f"{key}.fixed", f"must be a mapping of agent name to share, got {opp['fixed']!r}")
         cur = CurriculumSettings._checked(opp["curriculum"] or {}, f"{key}.curriculum")
         _check_outcome_rule(key, opp["time_limit_outcome"])
-        rs = opp["radiant_share"]
-        if isinstance(rs, bool) or not isinstance(rs, (int, float)) or not 0.0 <= rs <= 1.0:
-            _bad(f"{key}.radiant_share", f"must be a number in [0, 1] (the share of games main plays as Radiant), "
-                                         f"got {rs!r}")
+        if not 0.0 <= opp["radiant_share"] <= 1.0:  # its type: _checked
+            _bad(f"{key}.radiant_share", f"must be in [0, 1] (the share of games main plays as Radiant), "
+                                         f"got {opp['radiant_share']}")
         for name, share in opp["fixed"].items():
             if name in (SELF, LEAGUE, CURRICULUM):
                 _bad(f"{key}.fixed.{name}", "is not an agent; use league.past_fraction or opponents.curriculum")
@@ -538,7 +537,7 @@ class OpponentSettings(_Section):
             _bad(key, f"fixed agents and the curriculum play inside the batched env runner; set "
                       f"resources.env_runner: batched (got {resources.env_runner!r})")
         return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, jump_start=jump_start,
-                   time_limit_outcome=opp["time_limit_outcome"], radiant_share=float(rs))
+                   time_limit_outcome=opp["time_limit_outcome"], radiant_share=float(opp["radiant_share"]))
 
     def shares(self, league: LeagueSettings) -> dict:
         """The probability of each kind of opponent per game (policies/league/curriculum.py): self, league (the

@@ -31,3 +31,33 @@ def test_a_seeded_module_agent_samples_the_same_actions_whatever_the_global_gene
     # the most likely actions need no generator
     assert actions_of(ModuleAgent(module, seed=1), observations) == actions_of(ModuleAgent(module, seed=2),
                                                                               observations)
+
+
+def test_agents_of_one_module_act_together_as_each_would_alone():
+    """A runner's games with a checkpoint guide or opponent play it in one forward pass (act_together): each agent's
+    actions, LSTM state and decisions are those of its own act."""
+    import numpy as np
+    import pytest
+    env, observations = played_game("1v1", steps=12)
+    module = build_module(env)
+    alone = [ModuleAgent(module) for _ in range(3)]
+    together = [ModuleAgent(module) for _ in range(3)]
+    heroes = [["radiant_0"], ["dire_0"], ["radiant_0", "dire_0"]]  # one agent plays both heroes of its game
+    for agents in (alone, together):
+        for agent, ids in zip(agents, heroes):
+            agent.reset(ids)
+    for t, obs in enumerate(observations):
+        # each agent sees another step's observations, so that rows differ within the pass
+        seen = [{a: observations[(t + 5 * i) % len(observations)][a] for a in ids} for i, ids in enumerate(heroes)]
+        expected = [agent.act(o) for agent, o in zip(alone, seen)]
+        assert ModuleAgent.act_together(together, seen) == expected, t
+        for a1, a2 in zip(alone, together):
+            assert a1.state.keys() == a2.state.keys()
+            for hero in a1.state:
+                for k in a1.state[hero]:
+                    np.testing.assert_allclose(a2.state[hero][k], a1.state[hero][k], atol=1e-5)
+            assert [d["action"] for d in a2.decisions.values()] == [d["action"] for d in a1.decisions.values()]
+            assert np.allclose([d["win_prob"] for d in a2.decisions.values()],
+                               [d["win_prob"] for d in a1.decisions.values()], atol=1e-5)
+    with pytest.raises(ValueError, match="same module with the same explore"):
+        ModuleAgent.act_together([alone[0], ModuleAgent(module, explore=True)], seen[:2])

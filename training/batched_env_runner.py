@@ -41,9 +41,11 @@ with the guide agent playing "main"'s heroes up to the matchup's hand-over time:
 step (its LSTM state follows the game), but the guide's actions are played, and the guided steps are dropped from
 the data (a chunk cut at the hand-over, kept only as the next chunk's lookback), so that only "main"'s own steps
 reach the learner. Guided steps do not count toward the sample's env steps either: a batch holds its
-``train_batch_size`` of "main"'s own steps, as without a guide (sampling it takes longer). Only
-``sample(num_timesteps=...)`` with ``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation
-games are played outside RLlib's env runners.
+``train_batch_size`` of "main"'s own steps, as without a guide (sampling it takes longer). A fixed agent or
+guide that is a checkpoint (``model:PATH``, a ``ModuleAgent`` per game) plays all of the runner's games in one forward
+pass per step (``ModuleAgent.act_together``), not one pass per game. Only ``sample(num_timesteps=...)`` with
+``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation games are played outside RLlib's env
+runners.
 """
 from __future__ import annotations
 
@@ -69,6 +71,7 @@ from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SA
 
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.teams import NO_WINNER, side_of_agent
+from policies.agents.module_agent import ModuleAgent
 from policies.learning.advantages import BOOTSTRAP_VALUE
 from policies.league.jump_start import handover_steps
 from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, agent_teacher, label
@@ -402,16 +405,18 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         records "main"'s model outputs in the games' buffers."""
         rows = defaultdict(list)  # module id -> [(game, agent)]
         actions = {g.index: {} for g in games}
+        fixed = []  # (game, its fixed agent, the heroes it plays)
         for g in games:
             for a in g.agents:
                 if g.module_of[a] != FIXED_AGENT:
                     rows[g.module_of[a]].append((g, a))
             if g.fixed is not None:  # a fixed agent (scripted bot, ...) plays its side, outside the modules
-                actions[g.index].update(g.fixed.act({a: g.obs[a] for a in g.fixed_agents}))
+                fixed.append((g, g.fixed, g.fixed_agents))
             if g.teacher is not None:  # the kickstart's agent teacher, in shadow on "main"'s heroes
                 labels = g.teacher.act({a: g.obs[a] for a in g.main_agents}) if self._teacher_labels else {}
                 for a in g.main_agents:
                     g.buf[a]["emo"][TEACHER_ACTION].append(label(labels[a]) if a in labels else NOOP_LABEL)
+        self._agents_act(fixed, actions)
         guided = [g for g in games if g.guided]  # Jump-Start RL: the guide plays "main"'s heroes (after its forward)
         for mid, who in rows.items():
             module = self.module[mid]
@@ -442,9 +447,25 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     emo[WEIGHTS_SEQ_NO].append(self._weights_seq_no)
                     if dist_inputs is not None:
                         emo[Columns.ACTION_DIST_INPUTS].append(dist_inputs[i])
-        for g in guided:
-            actions[g.index].update(g.guide.act({a: g.obs[a] for a in g.main_agents}))
+        self._agents_act([(g, g.guide, g.main_agents) for g in guided], actions)
         return actions
+
+    @staticmethod
+    def _agents_act(plays: list, actions: dict):
+        """Agents outside the modules (fixed agents, Jump-Start RL's guides) act in their games: `plays` holds (game,
+        agent, the heroes it plays). The agents of one checkpoint (ModuleAgent) act together, in one forward pass
+        over all their games' heroes; any other agent acts on its own game."""
+        together = defaultdict(list)  # (module, explore) -> plays
+        for g, agent, heroes in plays:
+            if isinstance(agent, ModuleAgent):
+                together[(id(agent.module), agent.explore)].append((g, agent, heroes))
+            else:
+                actions[g.index].update(agent.act({a: g.obs[a] for a in heroes}))
+        for group in together.values():
+            played = ModuleAgent.act_together([agent for _, agent, _ in group],
+                                              [{a: g.obs[a] for a in heroes} for g, _, heroes in group])
+            for (g, _, _), acts in zip(group, played):
+                actions[g.index].update(acts)
 
     def _set_bootstrap_values(self, pending: list):
         """GAE's bootstrap value of each chunk that does not end in a terminal state: the value of the observation

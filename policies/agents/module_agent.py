@@ -31,23 +31,51 @@ class ModuleAgent:
 
     @torch.no_grad()
     def act(self, observations: dict) -> dict:
-        ids = list(observations)
-        init = self.module.get_initial_state()
-        for a in ids:
-            self.state.setdefault(a, {k: np.array(v) for k, v in init.items()})
-        obs = {k: torch.as_tensor(np.stack([observations[a][k] for a in ids]))[:, None] for k in observations[ids[0]]}
-        state = {k: torch.as_tensor(np.stack([self.state[a][k] for a in ids])) for k in init}
+        actions, self.dist = self._play([self], [observations], self.generator)
+        return actions[0]
+
+    @staticmethod
+    @torch.no_grad()
+    def act_together(agents: list, observations: list) -> list:
+        """The actions of several agents of one module, each with its own heroes' observations (``observations[i]``
+        for ``agents[i]``, e.g. one game each), from one forward pass over all their rows: a runner's games with a
+        checkpoint guide or opponent (training/batched_env_runner.py). Each agent's LSTM state and ``decisions``
+        move as its own ``act`` moves them. The actions are sampled in one draw from torch's global generator, not
+        from the agents' seeds, and ``dist`` is left as it was."""
+        first = agents[0]
+        if any(ag.module is not first.module or ag.explore != first.explore for ag in agents):
+            raise ValueError("ModuleAgent.act_together: every agent must play the same module with the same explore")
+        return ModuleAgent._play(agents, observations, None)[0]
+
+    @staticmethod
+    def _play(agents: list, observations: list, generator) -> tuple:
+        """One forward pass over the rows of `agents` (ModuleAgents of one module), one action draw from
+        `generator` (None: torch's global one); returns each agent's actions and the distribution of all rows."""
+        module, explore = agents[0].module, agents[0].explore
+        init = module.get_initial_state()
+        ids = [list(o) for o in observations]
+        for ag, agent_ids in zip(agents, ids):
+            for a in agent_ids:
+                ag.state.setdefault(a, {k: np.array(v) for k, v in init.items()})
+        rows = [(ag, o, a) for ag, o, agent_ids in zip(agents, observations, ids) for a in agent_ids]
+        obs = {k: torch.as_tensor(np.stack([o[a][k] for _, o, a in rows]))[:, None] for k in observations[0][ids[0][0]]}
+        state = {k: torch.as_tensor(np.stack([ag.state[a][k] for ag, _, a in rows])) for k in init}
         batch = {Columns.OBS: obs, Columns.STATE_IN: state}
-        out = self.module.forward_exploration(batch) if self.explore else self.module.forward_inference(batch)
-        dist_cls = self.module.get_exploration_action_dist_cls()
-        dist = dist_cls.from_logits(out[Columns.ACTION_DIST_INPUTS][:, 0])
-        self.dist = dist
-        if not self.explore:
-            dist = dist.to_deterministic()
-        action = dist.sample(generator=self.generator) if self.generator is not None else dist.sample()
-        for i, a in enumerate(ids):
-            self.state[a] = {k: v[i].numpy() for k, v in out[Columns.STATE_OUT].items()}
-        actions = {a: {k: int(v[i]) for k, v in action.items()} for i, a in enumerate(ids)}
-        win_prob = out[WIN_PROB].reshape(len(ids)).tolist() if WIN_PROB in out else [None] * len(ids)
-        self.decisions = {a: {"action": actions[a], "win_prob": p} for a, p in zip(ids, win_prob)}
-        return actions
+        out = module.forward_exploration(batch) if explore else module.forward_inference(batch)
+        dist = module.get_exploration_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS][:, 0])
+        sampled = dist if explore else dist.to_deterministic()
+        action = sampled.sample(generator=generator) if generator is not None else sampled.sample()
+        action = {k: v.tolist() for k, v in action.items()}
+        state_out = {k: v.numpy() for k, v in out[Columns.STATE_OUT].items()}
+        win_prob = out[WIN_PROB].reshape(len(rows)).tolist() if WIN_PROB in out else [None] * len(rows)
+        results, i = [], 0
+        for ag, agent_ids in zip(agents, ids):
+            actions, decisions = {}, {}
+            for a in agent_ids:
+                ag.state[a] = {k: v[i] for k, v in state_out.items()}
+                actions[a] = {k: v[i] for k, v in action.items()}
+                decisions[a] = {"action": actions[a], "win_prob": win_prob[i]}
+                i += 1
+            ag.decisions = decisions
+            results.append(actions)
+        return results, dist

@@ -206,6 +206,22 @@ def test_first_wave_time_and_spawn_offsets_set_the_start():
             make_game("5v5", **kw)
 
 
+@pytest.mark.parametrize("mode", ["5v5", "1v1"])
+def test_ancient_hp_scale_sets_both_ancients_health_and_nothing_else(mode):
+    """A curriculum on the goal (the ancient_hp_scale schedule): both ancients start with that share of their
+    health, as their maximum; every other unit is as in the full game."""
+    base, g = make_game(mode), make_game(mode, ancient_hp_scale=0.25)
+    ancients = list(base.ancient_idx)
+    np.testing.assert_allclose(g.s.uf[ancients, F_HP], 0.25 * base.s.uf[ancients, F_HP])
+    np.testing.assert_allclose(g.s.uf[ancients, F_MAXHP], g.s.uf[ancients, F_HP])
+    assert base.s.uf[ancients[0], F_HP] == 3500.0
+    others = [u for u in range(base.s.uf.shape[0]) if u not in ancients]
+    np.testing.assert_array_equal(g.s.uf[others], base.s.uf[others])
+    for bad in (0.0, 1.5, -0.1, True, "half"):
+        with pytest.raises(ValueError, match="ancient_hp_scale"):
+            make_game(mode, ancient_hp_scale=bad)
+
+
 @pytest.mark.parametrize("mode,lanes", [("5v5", (0, 1, 2)), ("1v1", (1,))])
 def test_creep_waves_every_30s(mode, lanes):
     g = make_game(mode)

@@ -457,3 +457,29 @@ def test_training_mode_randomizes(mode):
     assert setup.lineup == tuple(h.name for h in HEROES[:n])
     assert setup.start_level == () and setup.perturb == ()
     assert setup.item_builds  # still randomized
+
+
+def test_the_ancient_hp_scale_schedule_reaches_the_next_game_through_the_wrapper():
+    """schedules.ancient_hp_scale (a curriculum on the goal): the env config's share of both ancients' health,
+    set on the training envs through their wrappers, from the next game on; a bad value names the key."""
+    from types import SimpleNamespace
+
+    from moba.env.reward_wrapper import PostprocessedRewardEnv
+    from moba.game.state import F_HP
+    from training.schedules import set_on_envs
+    env = MobaEnv({"mode": "1v1", "seed": 3, "ancient_hp_scale": 0.5})
+    env.reset()
+    assert env.game.s.uf[list(env.game.ancient_idx), F_HP].tolist() == [1750.0, 1750.0]
+    wrapped = PostprocessedRewardEnv(env)
+    runner = SimpleNamespace(env=SimpleNamespace(envs=[wrapped]))
+    assert set_on_envs(runner, "set_ancient_hp_scale", 0.2) == 1
+    assert env.game.s.uf[list(env.game.ancient_idx), F_HP].tolist() == [1750.0, 1750.0]  # this game is unchanged
+    wrapped.reset()
+    assert env.game.s.uf[list(env.game.ancient_idx), F_HP].tolist() == [700.0, 700.0]
+    assert MobaEnv({"mode": "1v1"}).cfg.ancient_hp_scale == 1.0
+    for bad in (0.0, 2.0, "x"):
+        with pytest.raises(ValueError, match="ancient_hp_scale"):
+            MobaEnv({"mode": "1v1", "ancient_hp_scale": bad})
+        with pytest.raises(ValueError, match="ancient_hp_scale"):
+            env.set_ancient_hp_scale(bad)
+    assert env.cfg.ancient_hp_scale == 0.2  # a refused value leaves the setting as it was

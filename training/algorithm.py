@@ -53,7 +53,8 @@ def training_env_config(cfg: RunSettings) -> dict:
             "normalize_scope": cfg.reward.normalize_scope,  # "run": the std set by callbacks/reward_scale.py
             "torch_threads": cfg.resources.torch_threads,
             **({"noop_penalty": cfg.reward.noop_penalty} if cfg.reward.noop_penalty else {}),
-            **({"new_action_share": initial["new_action_share"]} if cfg.env.get("new_actions") else {})}
+            **({"new_action_share": initial["new_action_share"]} if cfg.env.get("new_actions") else {}),
+            **({"ancient_hp_scale": initial["ancient_hp_scale"]} if initial["ancient_hp_scale"] != 1.0 else {})}
 
 
 def five_module_spec(model: dict, env=None):

@@ -11,7 +11,8 @@ A run config has these sections; every key is optional and falls back to the def
                                      # schedule
     model: {...}                     # policies.model.five_module.FiveModelConfig (network sizes)
     ppo: {...}                       # PPOSettings
-    schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s, kickstart_coeff, new_action_share}   # SCHEDULE_DEFAULTS
+    schedules: {team_spirit, lr, entropy_coeff, gae_horizon_s, kickstart_coeff, new_action_share, ancient_hp_scale}
+                                     # SCHEDULE_DEFAULTS
     resources: {...}                 # ResourceSettings
     evaluation: {...}                # EvaluationSettings (win rates against reference agents, in the driver)
     trueskill: {...}                 # TrueSkillSettings (the in-training TrueSkill evaluator, Five app. J)

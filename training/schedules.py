@@ -1,8 +1,9 @@
 """Hyperparameter schedules (Five app. C, figure 7): piecewise-linear functions of training iterations or env steps
 for team spirit, learning rate, entropy coefficient and the GAE horizon (gamma = 1 - T / H, T = frameskip / 30 s,
 eq. 3), the weight of the kickstart loss (policies/learning/kickstart.py: annealed so that PPO can leave the teacher
-behind), and the share of games in which a new primary action is legal (``new_action_share``, the env config's
-``new_actions``: annealed from 0 to 1 after model surgery, Five app. B). ``Schedule`` parses and evaluates one,
+behind), the share of games in which a new primary action is legal (``new_action_share``, the env config's
+``new_actions``: annealed from 0 to 1 after model surgery, Five app. B), and the ancients' health in training games
+(``ancient_hp_scale``: a curriculum on the goal). ``Schedule`` parses and evaluates one,
 ``schedule_values`` gives every value at an iteration (with a learning-rate hold after model surgery, app. B "Smooth
 Training Restart"), ``set_on_envs`` sets a value on an env runner's envs. callbacks/schedules.py applies them."""
 from __future__ import annotations
@@ -14,8 +15,10 @@ import numpy as np
 from moba.game.constants import TICKS_PER_SECOND
 
 
-SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share")
-ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share"}  # value -> env method
+SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_coeff", "new_action_share",
+             "ancient_hp_scale")
+ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share",  # value -> env method
+                 "ancient_hp_scale": "set_ancient_hp_scale"}
 UNITS = ("iterations", "env_steps")
 
 

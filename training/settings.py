@@ -59,9 +59,14 @@ SCHEDULE_DEFAULTS = {  # Five Table 2, "Baseline" column, unless noted
     # the share of games in which the env config's new_actions are legal (Five app. B: new actions are annealed
     # in "starting with 0% of rollout games ... slowly ramping up to 100%"); 1 = always (no new action)
     "new_action_share": 1.0,
+    # both ancients' health (1v1: the crystals') as a share of the game's, in the training games from the next one
+    # on: a curriculum on the goal, so that an agent that cannot yet finish a game meets the win it is paid for
+    # (docs/training.md); 1 = the game as it is. Not from the papers: Five's games end by the ancient alone
+    "ancient_hp_scale": 1.0,
 }
 SCHEDULE_RANGES = {"team_spirit": (0.0, 1.0), "lr": (0.0, 1.0), "entropy_coeff": (0.0, 10.0),
-                   "gae_horizon_s": (0.2, 1e5), "kickstart_coeff": (0.0, 100.0), "new_action_share": (0.0, 1.0)}
+                   "gae_horizon_s": (0.2, 1e5), "kickstart_coeff": (0.0, 100.0), "new_action_share": (0.0, 1.0),
+                   "ancient_hp_scale": (0.01, 1.0)}
 # Five app. B "Smooth Training Restart": after surgery, "a learning rate of 0 for the first several hours of
 # training" while Adam's moments adjust and the rollouts reach steady state. Several hours of OpenAI Five are a few
 # iterations here (a CPU run makes 30-90 iterations an hour)

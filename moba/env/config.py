@@ -42,6 +42,9 @@ class EnvConfig:
     constant_observations: tuple = ()
     new_actions: tuple = ()
     new_action_share: float = 1.0
+    # both ancients' (1v1: crystals') health as a share of the game's, from the next game on: a training curriculum
+    # on the goal (the ancient_hp_scale schedule, docs/training.md); 1 = the game as it is
+    ancient_hp_scale: float = 1.0
 
     @classmethod
     def from_dict(cls, d) -> "EnvConfig":
@@ -124,6 +127,9 @@ class EnvConfig:
         share = self.new_action_share
         if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
             bad("new_action_share", f"must be a number in [0, 1], got {share!r}")
+        scale = self.ancient_hp_scale
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0.0 < scale <= 1.0:
+            bad("ancient_hp_scale", f"must be a number in (0, 1], got {scale!r}")
 
     def constant_columns(self) -> tuple:
         """(observation key, column) of every constant observation."""

@@ -90,10 +90,12 @@ class MobaEnv(MultiAgentEnv):
     mode's default), ``max_units`` (0: 64 in 5v5, 32 in 1v1), ``action_offset`` (app. L), ``evaluation`` (true turns
     every domain randomization off), ``evaluation_jitter`` (true by default; in evaluation mode, seeded jitter of the
     heroes' spawn points and of the first creep wave, so that games between deterministic agents differ by seed),
-    ``randomize`` (which randomizations of app. O.2 are on), ``lineup``, ``reward_preset`` and ``reward_weights``. A
-    bad key or value raises ``ValueError`` naming it and the allowed values. A seeded training env mixes RLlib's
-    worker index and a per-process instance number into the seed, so that parallel envs play different games; an
-    evaluation env's game is decided by the seed alone. ``reset(seed=s)`` replays the same game for the same seed.
+    ``randomize`` (which randomizations of app. O.2 are on), ``lineup``, ``reward_preset``, ``reward_weights`` and
+    ``ancient_hp_scale`` (both ancients' health as a share of the game's, in (0, 1]: a training curriculum on the
+    goal; 1 by default, and in every game that judges an agent). A bad key or value raises ``ValueError`` naming it and
+    the allowed values. A seeded training env mixes RLlib's worker index and a per-process instance number into the
+    seed, so that parallel envs play different games; an evaluation env's game is decided by the seed alone.
+    ``reset(seed=s)`` replays the same game for the same seed.
     """
 
     metadata = {"render_modes": []}
@@ -216,6 +218,13 @@ class MobaEnv(MultiAgentEnv):
         if not 0.0 <= float(share) <= 1.0:
             raise ValueError(f"new_action_share must be in [0, 1], got {share!r}")
         self.cfg.new_action_share = float(share)
+
+    def set_ancient_hp_scale(self, scale: float):
+        """Both ancients' health as a share of the game's, from the next game on (the ancient_hp_scale schedule,
+        callbacks/schedules.py)."""
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0.0 < float(scale) <= 1.0:
+            raise ValueError(f"ancient_hp_scale must be a number in (0, 1], got {scale!r}")
+        self.cfg.ancient_hp_scale = float(scale)
 
     def observations(self) -> dict:
         """The latest observation of every agent (for scripted agents and tools)."""

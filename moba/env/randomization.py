@@ -64,7 +64,7 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
                                     for _ in range(n))
         kw["first_wave_s"] = float(rng.uniform(*EVAL_FIRST_WAVE_RANGE_S))
     setup = GameSetup(mode=cfg.mode, lineup=lineup, frameskip=cfg.frameskip, time_limit_s=float(cfg.time_limit_s),
-                      **kw)
+                      ancient_hp_scale=float(cfg.ancient_hp_scale), **kw)
     lanes = np.ones((n, 3), np.int64)
     lane_until = np.zeros(n, np.float64)
     if cfg.randomized("lane_assignments") and cfg.mode == MODE_5V5:

@@ -58,6 +58,9 @@ class GameSetup:
     item_builds: tuple = ()  # per hero, a tuple of item names; empty = the hero's own
     spawn_offsets: tuple = ()  # per hero, (dx, dy) added to its spawn point beside the fountain; empty = none
     first_wave_s: float = 0.0  # game time of the first creep wave; the next ones follow every WAVE_INTERVAL_S
+    # both ancients' (1v1: crystals') health as a share of the mode's (ANCIENT_STATS / CRYSTAL_STATS): a goal made
+    # reachable for a training curriculum (the ancient_hp_scale schedule); 1 = the game as it is
+    ancient_hp_scale: float = 1.0
 
     def resolved_time_limit_s(self) -> float:
         """The game's time limit in seconds: time_limit_s, or the mode's default when it is 0."""
@@ -86,6 +89,9 @@ class GameSetup:
                              f"got {self.spawn_offsets}")
         if not (math.isfinite(self.first_wave_s) and 0.0 <= self.first_wave_s < WAVE_INTERVAL_S):
             raise ValueError(f"first_wave_s: must be in [0, {WAVE_INTERVAL_S}), got {self.first_wave_s!r}")
+        if not (isinstance(self.ancient_hp_scale, (int, float)) and not isinstance(self.ancient_hp_scale, bool)
+                and 0.0 < self.ancient_hp_scale <= 1.0):
+            raise ValueError(f"ancient_hp_scale: must be a number in (0, 1], got {self.ancient_hp_scale!r}")
         return GameSetup(**{**asdict(self), "lineup": lineup})
 
 
@@ -159,6 +165,8 @@ class Game:
             st = {UT_BARRACKS_MELEE: BARRACKS_MELEE_STATS, UT_BARRACKS_RANGED: BARRACKS_RANGED_STATS,
                   UT_SHRINE: SHRINE_STATS, UT_FOUNTAIN: FOUNTAIN_STATS}[b.type]
         hp, armor, dmg, rng, bat, gold, vision = st
+        if b.type == UT_ANCIENT:
+            hp *= self.setup.ancient_hp_scale
         s.ui[u, I_USED] = 1
         s.ui[u, I_ALIVE] = 1
         s.ui[u, I_TYPE] = b.type

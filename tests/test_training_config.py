@@ -142,6 +142,23 @@ def test_bad_env_key():
     assert "'env.remote'" in msg
 
 
+def test_a_changing_game_schedule_is_refused_with_a_game_server():
+    """new_action_share and ancient_hp_scale change the games through MobaEnv's setters, which a game server's games
+    do not have: with env.remote only one number is taken (it reaches the server through the env config)."""
+    from training.algorithm import training_env_config
+    from training.schedules import ENV_GAME_SCHEDULED
+    for name in ENV_GAME_SCHEDULED:
+        raw = run_config.set_key(with_key("env.remote", "localhost:50051"), f"schedules.{name}",
+                                 {"points": [[0, 0.3], [10, 1.0]]})
+        msg = error_of(raw)
+        assert f"'schedules.{name}'" in msg and "env.remote" in msg and "one number" in msg
+        assert run_config.validate(run_config.set_key(raw, f"schedules.{name}", 0.5)).schedules[name]["points"] \
+            == [[0, 0.5]]
+    raw = run_config.set_key(with_key("env.remote", "localhost:50051"), "schedules.ancient_hp_scale", 0.5)
+    assert training_env_config(run_config.validate(raw))["ancient_hp_scale"] == 0.5
+    assert "ancient_hp_scale" not in training_env_config(run_config.validate(smoke_raw()))
+
+
 def test_bad_model_key():
     msg = error_of(with_key("model.lstm_units", 64))
     assert "'model'" in msg and "lstm_units" in msg and "lstm_size" in msg

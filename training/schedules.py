@@ -19,6 +19,9 @@ SCHEDULED = ("team_spirit", "lr", "entropy_coeff", "gae_horizon_s", "kickstart_c
              "ancient_hp_scale")
 ENV_SCHEDULED = {"team_spirit": "set_team_spirit", "new_action_share": "set_new_action_share",  # value -> env method
                  "ancient_hp_scale": "set_ancient_hp_scale"}
+# the env-scheduled values that change the games themselves (MobaEnv's setters), which a game server's games
+# (RemoteMobaEnv) do not have: only their initial value reaches them, through the env config
+ENV_GAME_SCHEDULED = ("new_action_share", "ancient_hp_scale")
 UNITS = ("iterations", "env_steps")
 
 

@@ -46,7 +46,7 @@ from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCO
 from policies.league.references import references_outcome_rule
 from policies.learning.five_learner import AUX_WIN_COEFF, SETTINGS_KEY, TARGET_KL
 from policies.model.five_module import FiveModelConfig
-from training.schedules import SCHEDULED, Schedule, schedule_values
+from training.schedules import ENV_GAME_SCHEDULED, SCHEDULED, Schedule, schedule_values
 
 SCHEDULE_DEFAULTS = {  # Five Table 2, "Baseline" column, unless noted
     "team_spirit": TEAM_SPIRIT,  # Table 2, Baseline (0.3)
@@ -790,6 +790,11 @@ class RunSettings(_Section):
             raise ValueError(f"config 'model': {e}") from None
         ppo = PPOSettings.from_dict(raw.get("ppo") or {})
         schedules = _schedules_section(raw.get("schedules") or {})
+        if "remote" in env:  # a game server's games take the env config at their creation, and no setter after it
+            for name in ENV_GAME_SCHEDULED:
+                if len({y for _, y in schedules[name]["points"]}) > 1:
+                    _bad(f"schedules.{name}", "changes during the run, and a game server's games (env.remote) keep "
+                                              "the value they were created with: give it one number")
         resources = ResourceSettings.from_dict(raw.get("resources") or {})
         ppo.check_staleness(resources)
         evaluation = EvaluationSettings.from_dict(raw.get("evaluation") or {})

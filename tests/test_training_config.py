@@ -463,6 +463,10 @@ def test_progress_line_shows_the_raw_return_evaluation_league_and_signals():
     assert "vs random 0.00 (points 0.75, margin 4.2)" in line
     assert "trueskill 9.5" in line and "league 3 versions, past win 0.50 (2 games)" in line
     assert "per hero-min lane -3.00 death -0.25 gold 1.50" in line
+    assert "ancients' health" not in line  # the full game: nothing to say
+    result["schedule"] = {"ancient_hp_scale": 0.3, "gamma": 0.997}
+    row = progress_row(result)
+    assert row["ancient_hp_scale"] == 0.3 and progress_line(row).endswith("gamma 0.99700  ancients' health x0.30")
 
 
 def test_the_row_carries_how_far_the_update_moved_the_policy():

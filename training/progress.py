@@ -50,7 +50,7 @@ PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "agent_step
                     "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games",
                     "fixed_win_rate", "fixed_outright_win_rate", "jump_start_handover_s", "jump_start_window_win_rate",
                     "staleness_mean", "sample_reuse", "reward_std", "value_warmup_critic_only",
-                    "value_warmup_actor_lr_factor", "team_spirit", "lr", "entropy_coeff", "gamma",
+                    "value_warmup_actor_lr_factor", "team_spirit", "lr", "entropy_coeff", "gamma", "ancient_hp_scale",
                     "policy_loss", "vf_loss", "entropy", "aux_win_loss", "kickstart_coeff", "kickstart_kl",
                     *UPDATE_COLUMNS) + tuple(
                         f"{SIGNAL_RATE_PREFIX}{name}" for name in SIGNALS)
@@ -94,7 +94,8 @@ def progress_row(result: dict) -> dict:
         "value_warmup_critic_only": result.get("value_warmup", {}).get("critic_only"),
         "value_warmup_actor_lr_factor": result.get("value_warmup", {}).get("actor_lr_factor"),
         "team_spirit": sc.get("team_spirit"), "lr": sc.get("lr"), "entropy_coeff": sc.get("entropy_coeff"),
-        "gamma": sc.get("gamma"), "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
+        "gamma": sc.get("gamma"), "ancient_hp_scale": sc.get("ancient_hp_scale"),
+        "policy_loss": ln.get("policy_loss"), "vf_loss": ln.get("vf_loss"),
         "entropy": ln.get("entropy"), "aux_win_loss": ln.get("aux_win_loss"),
         "kickstart_coeff": ln.get("kickstart_coeff"), "kickstart_kl": ln.get("kickstart_kl"),
         **{column: ln.get(key) for column, key in UPDATE_COLUMNS.items()},
@@ -133,7 +134,9 @@ def progress_line(row: dict, trial: str = "") -> str:
                f"gold {_fmt(row[f'{SIGNAL_RATE_PREFIX}gold_gained'], '.2f')}  "
                if row.get(f"{SIGNAL_RATE_PREFIX}lane_assign") is not None else "")
             + f"tau {_fmt(row['team_spirit'], '.2f')} lr {_fmt(row['lr'], '.1e')} "
-            f"ent {_fmt(row['entropy_coeff'], '.1e')} gamma {_fmt(row['gamma'], '.5f')}")
+            f"ent {_fmt(row['entropy_coeff'], '.1e')} gamma {_fmt(row['gamma'], '.5f')}"
+            + (f"  ancients' health x{row['ancient_hp_scale']:.2f}"
+               if row.get("ancient_hp_scale") is not None and row["ancient_hp_scale"] < 1.0 else ""))
 
 
 class ProgressCallback(Callback):

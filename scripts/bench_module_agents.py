@@ -11,17 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import torch
 
-import torch  # noqa: E402
-
-from moba.env.moba_env import MobaEnv  # noqa: E402
-from policies.agents.module_agent import ModuleAgent  # noqa: E402
-from policies.league.references import agent_maker  # noqa: E402
+from moba.env.moba_env import MobaEnv
+from policies.agents.module_agent import ModuleAgent
+from policies.league.references import agent_maker
 
 HERO = "radiant_0"
 

@@ -1,0 +1,41 @@
+"""scripts/base_presence.py: the share of a replay's records in which an agent's hero is alive at the enemy's
+ancient, by side, read from the replay's own header and unit rows."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from moba.env.replay_file import read_replay
+from scripts.base_presence import main, presence
+
+
+def test_presence_counts_the_records_with_the_hero_alive_beside_the_enemy_ancient(tmp_path, capsys):
+    from scripts.play import play
+    path = str(tmp_path / "game.jsonl")
+    play("1v1", "scripted_1", "scripted", 0, time_limit_s=30.0, replay_path=path, progress=False)
+    header, records = read_replay(path)
+    assert presence(header, records, "radiant") == {"near": 0.0, "within_2x": 0.0}  # the first 30 s: at home
+    fields = {name: i for i, name in enumerate(header["unit_fields"])}
+    crystal = next(b for b in header["map"]["buildings"] if b["type"] == "ancient" and b["team"] == 1)
+    hero = next(i for i, u in enumerate(records[0]["units"]) if u[fields["type"]] == 0 and u[fields["team"]] == 0)
+    n = len(records)
+    for k, r in enumerate(records[: n // 2]):  # the first half of the records beside the Dire crystal ...
+        r["units"][hero][fields["x"]], r["units"][hero][fields["y"]] = crystal["x"] - 500, crystal["y"]
+        if k < n // 4:  # ... a quarter of them dead there, the next quarter 1,000 units off (inside 2 x 800)
+            r["units"][hero][fields["alive"]] = 0 if k % 2 else 1
+    for r in records[n // 4: n // 2]:
+        r["units"][hero][fields["x"]] = crystal["x"] - 1000
+    alive_near = sum(1 for k in range(n // 4) if k % 2 == 0)
+    got = presence(header, records, "radiant")
+    assert got["near"] == pytest.approx(alive_near / n)
+    assert got["within_2x"] == pytest.approx((alive_near + n // 2 - n // 4) / n)
+    assert presence(header, records, "dire") == {"near": 0.0, "within_2x": 0.0}
+    with open(path, "w") as f:
+        f.write("\n".join(json.dumps(x) for x in [header, *records]) + "\n")
+    out = main([str(tmp_path), "--agent", "scripted_1"])
+    assert out["by_side"] == {"radiant": {"games": 1, "near": round(got["near"], 4),
+                                          "within_2x": round(got["within_2x"], 4)}}
+    with pytest.raises(SystemExit):
+        main([path, "--agent", "scripted_3"])  # it plays neither side: an error naming it
+    assert "'scripted_3' plays neither side" in capsys.readouterr().err

@@ -2,8 +2,8 @@
 level-ups and scripted purchasing. Scenarios are built by writing the state arrays directly."""
 import numpy as np
 import pytest
-from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, order, place, random_orders, refresh_vision,
-                          units_of)
+from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, no_orders, order, place, random_orders,
+                          refresh_vision, units_of)
 
 from moba.game import kernels
 from moba.game.builds import ability_build
@@ -532,3 +532,32 @@ def test_expired_ward_gives_nothing_and_killed_ward_gives_gold():
     assert g.s.ui[ward, I_USED] == 0
     assert g.s.hf[1, G_EARNED] - earned0 == pytest.approx(50.0 + g.frameskip * DT * 1.5)
     assert g.s.hi[1, H_LH] == 0
+
+
+def test_a_game_can_start_late_with_buildings_down_and_heroes_placed():
+    """Start states (GameSetup.start_destroyed, start_positions): the named buildings are dead before the first tick,
+    count for no side and lift the protection they gave; each hero starts where it is put; bad names and points are
+    refused by name."""
+    full = make_game("1v1")
+    names = [b.name for b in full.map.buildings]
+    assert names == ["radiant_fountain", "radiant_tower_mid_1", "radiant_tower_mid_2", "radiant_ancient",
+                     "dire_fountain", "dire_tower_mid_1", "dire_tower_mid_2", "dire_ancient"]
+    crystal = full.ancient_idx[1]
+    at = (6500.0, 6500.0)  # inside the Dire base, beside its crystal
+    g = make_game("1v1", start_destroyed=("dire_tower_mid_1", "dire_tower_mid_2"),
+                  start_positions=(at, full.s.uf[1, [F_X, F_Y]].tolist()))
+    rows = dict(zip(names, g.building_rows))
+    assert [g.s.ui[rows[n], I_ALIVE] for n in ("dire_tower_mid_1", "dire_tower_mid_2", "radiant_tower_mid_1")] == \
+        [0, 0, 1]
+    assert g.s.uf[rows["dire_tower_mid_2"], F_HP] == 0.0
+    assert full.s.ui[crystal, I_INVULN] == 1 and g.s.ui[crystal, I_INVULN] == 0  # the towers no longer guard it
+    assert g.s.uf[0, [F_X, F_Y]].tolist() == list(at)
+    g.step(no_orders(g))
+    assert g.stats[0].towers == 0 and g.stats[1].towers == 0 and g.s.ui[crystal, I_ALIVE] == 1
+    for kw, word in [({"start_destroyed": ("dire_ancient",)}, "start_destroyed"),
+                     ({"start_destroyed": ("dire_tower_mid_1", "dire_tower_mid_1")}, "each once"),
+                     ({"start_destroyed": ("dire_tower_top_1",)}, "start_destroyed"),  # no top lane in 1v1
+                     ({"start_positions": (at,)}, "one entry per hero"),
+                     ({"start_positions": (at, (-10.0, 0.0))}, "passable ground")]:
+        with pytest.raises(ValueError, match=word):
+            make_game("1v1", **kw)

@@ -61,6 +61,12 @@ class GameSetup:
     # both ancients' (1v1: crystals') health as a share of the mode's (ANCIENT_STATS / CRYSTAL_STATS): a goal made
     # reachable for a training curriculum (the ancient_hp_scale schedule); 1 = the game as it is
     ancient_hp_scale: float = 1.0
+    # a game that starts later than its beginning (start states for a curriculum that moves the start back from the
+    # goal): the buildings destroyed before it starts, by name (map.Building.name, e.g. "dire_tower_mid_1"; not a
+    # fountain or an ancient), and per hero its start point (x, y) instead of the fountain's side (passable ground);
+    # empty = none. Buildings destroyed before the start count for no side (TeamStats) and pay no reward.
+    start_destroyed: tuple = ()
+    start_positions: tuple = ()
 
     def resolved_time_limit_s(self) -> float:
         """The game's time limit in seconds: time_limit_s, or the mode's default when it is 0."""
@@ -77,7 +83,8 @@ class GameSetup:
                 raise ValueError(f"lineup: unknown hero {name!r}; allowed: {sorted(names)}")
         if not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= MAX_FRAMESKIP:
             raise ValueError(f"frameskip must be an int in [1, {MAX_FRAMESKIP}], got {self.frameskip!r}")
-        for key in ("start_level", "start_gold", "perturb", "skill_priority", "item_builds", "spawn_offsets"):
+        for key in ("start_level", "start_gold", "perturb", "skill_priority", "item_builds", "spawn_offsets",
+                    "start_positions"):
             v = getattr(self, key)
             if v and len(v) != n:
                 raise ValueError(f"{key}: one entry per hero ({n}), got {len(v)}")
@@ -92,6 +99,19 @@ class GameSetup:
         if not (isinstance(self.ancient_hp_scale, (int, float)) and not isinstance(self.ancient_hp_scale, bool)
                 and 0.0 < self.ancient_hp_scale <= 1.0):
             raise ValueError(f"ancient_hp_scale: must be a number in (0, 1], got {self.ancient_hp_scale!r}")
+        if self.start_destroyed or self.start_positions:
+            layout = build_map(self.mode)
+            destroyable = sorted(b.name for b in layout.buildings if b.type not in (UT_FOUNTAIN, UT_ANCIENT))
+            if any(n not in destroyable for n in self.start_destroyed) \
+                    or len(set(self.start_destroyed)) != len(self.start_destroyed):
+                raise ValueError(f"start_destroyed: building names, each once, from {destroyable}; got "
+                                 f"{list(self.start_destroyed)}")
+            for p in self.start_positions:
+                if not (len(p) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                            and math.isfinite(v) for v in p)
+                        and kernels.passable(layout.terrain, float(p[0]), float(p[1]))):
+                    raise ValueError(f"start_positions: each a point (x, y) on passable ground of the {self.mode} "
+                                     f"map, got {p!r}")
         return GameSetup(**{**asdict(self), "lineup": lineup})
 
 
@@ -130,6 +150,7 @@ class Game:
         self._layout_buildings(init=_state is None)
         self.n_buildings_end = self.n_heroes + len(self.map.buildings)
         if _state is None:
+            self._destroy_before_start()
             self._init_state()
         self.stats = [TeamStats(), TeamStats()]
         self.last_events = np.zeros((0, NE), np.int64)
@@ -154,6 +175,16 @@ class Game:
                 self._init_building(u, b)
         if init:
             self._init_protection()
+
+    def _destroy_before_start(self):
+        """The setup's start_destroyed buildings, dead before the first tick (no side's kill, no reward), and the
+        protection they gave lifted."""
+        s = self.s
+        for u, b in zip(self.building_rows, self.map.buildings):
+            if b.name in self.setup.start_destroyed:
+                s.uf[u, F_HP] = 0.0
+                s.ui[u, I_ALIVE] = 0
+        kernels.update_protection(s.ui, self.n_buildings_end)
 
     def _init_building(self, u, b):
         s = self.s
@@ -246,6 +277,8 @@ class Game:
             if st.spawn_offsets:
                 s.uf[u, F_X] += st.spawn_offsets[h][0]
                 s.uf[u, F_Y] += st.spawn_offsets[h][1]
+            if st.start_positions:
+                s.uf[u, F_X], s.uf[u, F_Y] = st.start_positions[h]
         kernels.update_vision(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis)
 
     # ---- heroes: levels, stats, items ------------------------------------------------------------------------------

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from moba.game.constants import (DIRE, GRID_CELL, GRID_N, LANE_BOT, LANE_MID, LANE_TOP, MAP_SIZE, RADIANT, UT_ANCIENT,
-                                UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_FOUNTAIN, UT_SHRINE, UT_TOWER)
+from moba.game.constants import (DIRE, GRID_CELL, GRID_N, LANE_BOT, LANE_MID, LANE_NAMES, LANE_TOP, MAP_SIZE, RADIANT,
+                                TEAM_NAMES, UNIT_TYPE_NAMES, UT_ANCIENT, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED,
+                                UT_FOUNTAIN, UT_SHRINE, UT_TOWER)
 from moba.game.teams import MODE_1V1, MODE_5V5, check_mode
 
 MAX_WAYPOINTS = 8
@@ -63,6 +64,17 @@ class Building:
     tier: int  # towers: 1-4; 0 otherwise
     x: float
     y: float
+
+    @property
+    def name(self) -> str:
+        """The building's name: its team and type, with its lane and tier where it has them (e.g.
+        "dire_tower_mid_1", "radiant_ancient")."""
+        parts = [TEAM_NAMES[self.team], UNIT_TYPE_NAMES[self.type]]
+        if self.lane >= 0:
+            parts.append(LANE_NAMES[self.lane])
+        if self.tier > 0:
+            parts.append(str(self.tier))
+        return "_".join(parts)
 
 
 @dataclass

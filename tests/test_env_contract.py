@@ -483,3 +483,46 @@ def test_the_ancient_hp_scale_schedule_reaches_the_next_game_through_the_wrapper
         with pytest.raises(ValueError, match="ancient_hp_scale"):
             env.set_ancient_hp_scale(bad)
     assert env.cfg.ancient_hp_scale == 0.2  # a refused value leaves the setting as it was
+
+
+def test_a_share_of_games_starts_late_around_the_attacker():
+    """env config start_state (moba/env/start_state.py): a late game has the defender's named buildings down, the
+    attacker's hero at the distance from the defender's ancient, every hero at the level; reset(options=) names the
+    attacker; share 0 plays the usual games; bad values name the field."""
+    import math
+
+    from moba.game.constants import TEAM_NAMES
+    from moba.game.state import F_HP, F_X, F_Y, H_LEVEL, H_UNIT, I_ALIVE
+    late = {"share": 1.0, "destroyed": ["tower_mid_1", "tower_mid_2"], "distance": 700.0, "level": 8}
+    env = MobaEnv({"mode": "1v1", "seed": 5, "start_state": late})
+    for attacker, hero, defender in (("radiant", 0, 1), ("dire", 1, 0), ("dire", 1, 0)):
+        env.reset(options={"attacker": attacker})
+        g = env.game
+        names = {b.name: u for u, b in zip(g.building_rows, g.map.buildings)}
+        d = TEAM_NAMES[defender]
+        assert [g.s.ui[names[f"{d}_tower_mid_{k}"], I_ALIVE] for k in (1, 2)] == [0, 0]
+        assert [g.s.ui[names[f"{TEAM_NAMES[hero]}_tower_mid_{k}"], I_ALIVE] for k in (1, 2)] == [1, 1]
+        ancient = g.ancient_idx[defender]
+        u = g.s.hi[hero, H_UNIT]
+        distance = math.hypot(*(g.s.uf[u, [F_X, F_Y]] - g.s.uf[ancient, [F_X, F_Y]]))
+        assert 700.0 - 1e-6 <= distance < 800.0 and g.s.uf[ancient, F_HP] == 3500.0
+        assert g.s.hi[:, H_LEVEL].tolist() == [8, 8]
+    env.reset()  # no attacker named: drawn, one side or the other
+    assert sum(env.game.s.ui[u, I_ALIVE] == 0 for u in env.game.building_rows) == 2
+    usual = MobaEnv({"mode": "1v1", "seed": 5})
+    usual.reset(options={"attacker": "radiant"})  # no start_state: the option changes nothing
+    assert all(usual.game.s.ui[u, I_ALIVE] == 1 for u in usual.game.building_rows)
+    with pytest.raises(ValueError, match="'attacker'"):
+        env.reset(options={"attacker": "both"})
+    for bad, field in [({"share": 2.0}, "start_state.share"), ({"destroyed": ["dire_tower_mid_1"]}, "destroyed"),
+                       ({"destroyed": ["ancient"]}, "destroyed"), ({"distance": 0}, "start_state.distance"),
+                       ({"level": 0}, "start_state.level"), ({"when": 1}, "unknown key")]:
+        with pytest.raises(ValueError, match=field):
+            MobaEnv({"mode": "1v1", "start_state": bad})
+
+
+def test_the_runner_names_the_side_main_plays_as_the_attacker():
+    from training.batched_env_runner import reset_options
+    assert reset_options({"agent": "scripted_3", "side": "dire", "seed": 1}) == {"attacker": "radiant"}
+    assert reset_options({"agent": "scripted_3", "side": "radiant", "seed": 1}) == {"attacker": "dire"}
+    assert reset_options(None) is None  # self-play: main plays both sides

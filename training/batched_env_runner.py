@@ -70,7 +70,7 @@ from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SA
                                      TIME_BETWEEN_SAMPLING, WEIGHTS_SEQ_NO)
 
 from moba.game.constants import TICKS_PER_SECOND
-from moba.game.teams import NO_WINNER, side_of_agent
+from moba.game.teams import NO_WINNER, enemy_side, side_of_agent
 from policies.agents.module_agent import ModuleAgent
 from policies.learning.advantages import BOOTSTRAP_VALUE
 from policies.league.jump_start import handover_steps
@@ -106,6 +106,14 @@ def stack(items: list):
     if isinstance(first, dict):
         return {k: stack([item[k] for item in items]) for k in sorted(first)}
     return np.array(items)  # same-shaped arrays of one dtype are stacked (the dtype kept), scalars as batch() does
+
+
+def reset_options(matchup: dict | None) -> dict | None:
+    """The env's reset options for a game of `matchup`: the side "main" plays is the attacker of a late start (the
+    env config's start_state); None where "main" plays both sides."""
+    if matchup is None or "side" not in matchup:
+        return None
+    return {"attacker": enemy_side(matchup["side"])}
 
 
 class _Game:
@@ -302,7 +310,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             running = []
             for g in self._games:
                 if g.needs_reset:  # a game that ended last step: reset now, stepped from the next step on
-                    obs, infos = g.env.reset()
+                    obs, infos = g.env.reset(options=reset_options(g.matchup))
                     self._start_game(g, obs, infos, g.matchup, self._initial_states())
                 else:
                     if g.chunk_guided and not g.guided:  # the hand-over: the guide's steps are dropped

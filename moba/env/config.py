@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 from moba.env.actions import PRIMARY_NAMES
 from moba.env.observation import OBSERVATION_GROUPS, column_names
 from moba.env.rewards import DEFAULT_PRESET, REWARD_PRESETS, SIGNALS
+from moba.env.start_state import checked_start_state
 from moba.game.constants import DEFAULT_FRAMESKIP, MAX_FRAMESKIP
 from moba.game.heroes import HERO_INDEX
 from moba.game.teams import MODE_1V1, MODE_5V5, MODES, n_heroes
@@ -45,6 +46,8 @@ class EnvConfig:
     # both ancients' (1v1: crystals') health as a share of the game's, from the next game on: a training curriculum
     # on the goal (the ancient_hp_scale schedule, docs/training.md); 1 = the game as it is
     ancient_hp_scale: float = 1.0
+    # a share of games that start late around one side (moba/env/start_state.py): {share, destroyed, distance, level}
+    start_state: dict = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d) -> "EnvConfig":
@@ -130,6 +133,7 @@ class EnvConfig:
         scale = self.ancient_hp_scale
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0.0 < scale <= 1.0:
             bad("ancient_hp_scale", f"must be a number in (0, 1], got {scale!r}")
+        self.start_state = checked_start_state(self.start_state, self.mode, bad)
 
     def constant_columns(self) -> tuple:
         """(observation key, column) of every constant observation."""

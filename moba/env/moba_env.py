@@ -16,7 +16,7 @@ from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
 from moba.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
-from moba.game.teams import TEAM_SIZE, agent_ids, team_name, winner_name
+from moba.game.teams import TEAM_NAMES, TEAM_SIZE, agent_ids, team_name, winner_name
 
 _instance_counter = itertools.count()
 CUT_SHORT_INFO = "cut_short"  # a last info's key: the game ended at its first-game cut, not at the time limit
@@ -86,16 +86,17 @@ class MobaEnv(MultiAgentEnv):
     ## Arguments
 
     ``config``: a dict or RLlib ``EnvContext`` of ``EnvConfig`` keys (``moba/env/config.py``): ``mode`` ("5v5" or
-    "1v1"), ``seed``, ``frameskip`` (4: an agent acts every 4th of 30 ticks a second), ``time_limit_s`` (0: the
-    mode's default), ``max_units`` (0: 64 in 5v5, 32 in 1v1), ``action_offset`` (app. L), ``evaluation`` (true turns
-    every domain randomization off), ``evaluation_jitter`` (true by default; in evaluation mode, seeded jitter of the
-    heroes' spawn points and of the first creep wave, so that games between deterministic agents differ by seed),
-    ``randomize`` (which randomizations of app. O.2 are on), ``lineup``, ``reward_preset``, ``reward_weights`` and
-    ``ancient_hp_scale`` (both ancients' health as a share of the game's, in (0, 1]: a training curriculum on the
-    goal; 1 by default, and in every game that judges an agent). A bad key or value raises ``ValueError`` naming it and
-    the allowed values. A seeded training env mixes RLlib's worker index and a per-process instance number into the
-    seed, so that parallel envs play different games; an evaluation env's game is decided by the seed alone.
-    ``reset(seed=s)`` replays the same game for the same seed.
+    "1v1"), ``seed``, ``frameskip`` (4: an agent acts every 4th of 30 ticks a second), ``time_limit_s`` (0: the mode's
+    default), ``max_units`` (0: 64 in 5v5, 32 in 1v1), ``action_offset`` (app. L), ``evaluation`` (true turns every
+    domain randomization off), ``evaluation_jitter`` (true by default; in evaluation mode, seeded jitter of the heroes'
+    spawn points and of the first creep wave, so that games between deterministic agents differ by seed), ``randomize``
+    (which randomizations of app. O.2 are on), ``lineup``, ``reward_preset``, ``reward_weights``, ``ancient_hp_scale``
+    (both ancients' health as a share of the game's, in (0, 1]: a training curriculum on the goal; 1 by default, and in
+    every game that judges an agent) and ``start_state`` (a share of games that start late around one side,
+    ``moba/env/start_state.py``; ``reset(options={"attacker": side})`` names the side, else it is drawn). A bad key or
+    value raises ``ValueError`` naming it and the allowed values. A seeded training env mixes RLlib's worker index and a
+    per-process instance number into the seed, so that parallel envs play different games; an evaluation env's game is
+    decided by the seed alone. ``reset(seed=s)`` replays the same game for the same seed.
     """
 
     metadata = {"render_modes": []}
@@ -139,7 +140,11 @@ class MobaEnv(MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(self._seed_sequence(seed))
             self.games_started = 0  # a seeded reset replays the same game, first-game length included
-        setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0)
+        attacker = (options or {}).get("attacker")
+        if attacker is not None and attacker not in TEAM_NAMES:
+            raise ValueError(f"reset options 'attacker': must be one of {list(TEAM_NAMES)}, got {attacker!r}")
+        setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0,
+                                                         attacker=attacker)
         self.games_started += 1
         # the first game's random length is the one change sample_game makes to the configured time limit
         self._cut_short = setup.time_limit_s != float(self.cfg.time_limit_s)

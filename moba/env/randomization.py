@@ -23,12 +23,13 @@ import dataclasses
 import numpy as np
 
 from moba.env.config import EnvConfig
+from moba.env.start_state import late_setup
 from moba.game.builds import perturbed_item_build, perturbed_priority
 from moba.game.constants import STARTING_GOLD
 from moba.game.engine import PERTURB_NAMES, GameSetup
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
-from moba.game.teams import MODE_5V5, n_heroes
+from moba.game.teams import MODE_5V5, TEAM_NAMES, n_heroes
 
 START_LEVEL_PROBS = (0.6, 0.3, 0.1)  # start at level 1, 2 or 3
 START_GOLD_RANGE = (-100.0, 300.0)  # added to STARTING_GOLD
@@ -41,8 +42,9 @@ EVAL_SPAWN_JITTER = 120.0  # evaluation jitter: a hero's spawn point moves by up
 EVAL_FIRST_WAVE_RANGE_S = (0.0, 3.0)  # evaluation jitter: the first creep wave comes at a uniform time in this range
 
 
-def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
-    """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game; `first`: the env's first game."""
+def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False, attacker: str | None = None):
+    """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game; `first`: the env's first game;
+    `attacker`: the side a late start (the config's start_state) is set up around (None: drawn)."""
     n = n_heroes(cfg.mode)
     if cfg.randomized("lineup"):
         lineup = tuple(HEROES[i].name for i in rng.choice(len(HEROES), size=n, replace=False))
@@ -74,6 +76,9 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False):
                 mask = int(rng.integers(1, 8))
             lanes[h] = [(mask >> k) & 1 for k in range(3)]
         lane_until = rng.uniform(*LANE_ASSIGN_UNTIL_RANGE_S, size=n)
+    if cfg.start_state["share"] > 0 and rng.random() < cfg.start_state["share"]:  # drawn only when on
+        side = attacker if attacker is not None else TEAM_NAMES[int(rng.integers(2))]
+        setup = late_setup(setup, cfg.start_state, side)
     if first and cfg.randomized("first_game_length"):  # drawn last: the rest of the game is as without it
         fraction = float(rng.uniform(*FIRST_GAME_FRACTION_RANGE))
         setup = dataclasses.replace(setup, time_limit_s=setup.resolved_time_limit_s() * fraction)

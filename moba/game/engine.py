@@ -63,8 +63,9 @@ class GameSetup:
     ancient_hp_scale: float = 1.0
     # a game that starts later than its beginning (start states for a curriculum that moves the start back from the
     # goal): the buildings destroyed before it starts, by name (map.Building.name, e.g. "dire_tower_mid_1"; not a
-    # fountain or an ancient), and per hero its start point (x, y) instead of the fountain's side (passable ground);
-    # empty = none. Buildings destroyed before the start count for no side (TeamStats) and pay no reward.
+    # fountain or an ancient), and per hero its start point (x, y) instead of the fountain's side (passable ground;
+    # None: the usual one); empty = none. Buildings destroyed before the start count for no side (TeamStats) and pay
+    # no reward.
     start_destroyed: tuple = ()
     start_positions: tuple = ()
 
@@ -107,7 +108,7 @@ class GameSetup:
                 raise ValueError(f"start_destroyed: building names, each once, from {destroyable}; got "
                                  f"{list(self.start_destroyed)}")
             for p in self.start_positions:
-                if not (len(p) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                if p is not None and not (len(p) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                             and math.isfinite(v) for v in p)
                         and kernels.passable(layout.terrain, float(p[0]), float(p[1]))):
                     raise ValueError(f"start_positions: each a point (x, y) on passable ground of the {self.mode} "
@@ -277,7 +278,7 @@ class Game:
             if st.spawn_offsets:
                 s.uf[u, F_X] += st.spawn_offsets[h][0]
                 s.uf[u, F_Y] += st.spawn_offsets[h][1]
-            if st.start_positions:
+            if st.start_positions and st.start_positions[h] is not None:
                 s.uf[u, F_X], s.uf[u, F_Y] = st.start_positions[h]
         kernels.update_vision(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis)
 

@@ -12,9 +12,9 @@ import dataclasses
 import math
 
 from moba.game import kernels
-from moba.game.constants import MAX_LEVEL, TEAM_NAMES, UT_ANCIENT, UT_FOUNTAIN
+from moba.game.constants import MAX_LEVEL, TEAM_NAMES, UT_ANCIENT
 from moba.game.engine import GameSetup
-from moba.game.map import build_map, fountain_position
+from moba.game.map import build_map, destroyable_names, fountain_position
 from moba.game.teams import TEAM_SIZE
 
 START_STATE_DEFAULTS = {"share": 0.0, "destroyed": (), "distance": 600.0, "level": 1}
@@ -24,8 +24,7 @@ STEP = 25.0  # units: how far the start point moves toward the attacker's founta
 def destroyable(mode: str) -> list:
     """The names ``destroyed`` takes: a team's buildings without the team (``tower_mid_1``), never its fountain or
     ancient."""
-    return sorted({b.name.split("_", 1)[1] for b in build_map(mode).buildings
-                   if b.type not in (UT_FOUNTAIN, UT_ANCIENT)})
+    return sorted({name.split("_", 1)[1] for name in destroyable_names(build_map(mode).buildings)})
 
 
 def checked_start_state(d, mode: str, bad) -> dict:

@@ -23,7 +23,7 @@ from moba.game.constants import (ANCIENT_STATS, BARRACKS_MELEE_STATS, BARRACKS_R
                                 WAVE_INTERVAL_S, XP_TO_LEVEL)
 from moba.game.heroes import HEROES
 from moba.game.items import INVENTORY_SLOTS, ITEM_ACTIONS, ITEMS, item_id
-from moba.game.map import build_map
+from moba.game.map import build_map, destroyable_names
 from moba.game.state import (E_KILLER, E_TEAM, E_TYPE, F_ARMOR, F_BAT, F_DMG, F_GOLD, F_HP, F_HPREG, F_MANA, F_MANAREG,
                             F_MAXHP, F_MAXMANA, F_MRES, F_RANGE, F_SPEED, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_EARNED,
                             G_GOLD, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE,
@@ -102,7 +102,7 @@ class GameSetup:
             raise ValueError(f"ancient_hp_scale: must be a number in (0, 1], got {self.ancient_hp_scale!r}")
         if self.start_destroyed or self.start_positions:
             layout = build_map(self.mode)
-            destroyable = sorted(b.name for b in layout.buildings if b.type not in (UT_FOUNTAIN, UT_ANCIENT))
+            destroyable = destroyable_names(layout.buildings)
             if any(n not in destroyable for n in self.start_destroyed) \
                     or len(set(self.start_destroyed)) != len(self.start_destroyed):
                 raise ValueError(f"start_destroyed: building names, each once, from {destroyable}; got "
@@ -180,6 +180,8 @@ class Game:
     def _destroy_before_start(self):
         """The setup's start_destroyed buildings, dead before the first tick (no side's kill, no reward), and the
         protection they gave lifted."""
+        if not self.setup.start_destroyed:
+            return
         s = self.s
         for u, b in zip(self.building_rows, self.map.buildings):
             if b.name in self.setup.start_destroyed:

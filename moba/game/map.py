@@ -77,6 +77,12 @@ class Building:
         return "_".join(parts)
 
 
+def destroyable_names(buildings) -> list:
+    """The names (Building.name) of `buildings` a game may start without: every one but the fountains and the
+    ancients, sorted."""
+    return sorted(b.name for b in buildings if b.type not in (UT_FOUNTAIN, UT_ANCIENT))
+
+
 @dataclass
 class MapLayout:
     mode: str

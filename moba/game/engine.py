@@ -180,8 +180,6 @@ class Game:
     def _destroy_before_start(self):
         """The setup's start_destroyed buildings, dead before the first tick (no side's kill, no reward), and the
         protection they gave lifted."""
-        if not self.setup.start_destroyed:
-            return
         s = self.s
         for u, b in zip(self.building_rows, self.map.buildings):
             if b.name in self.setup.start_destroyed:

@@ -2,7 +2,7 @@
 
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
         [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
-        [--randomize all|KEY,...] [--lineup HERO,...]
+        [--randomize all|KEY,...] [--lineup HERO,...] [--start-state YAML]
 
 An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop", the ladder's levels) or a
 checkpoint, ``model:PATH`` or PATH (an algorithm checkpoint, an RLModule directory or a shipped model ``models/X``;
@@ -17,6 +17,11 @@ figure unless ``--randomize lineup`` or ``--lineup``), the replays and the pages
 
 ``--lineup HERO,...`` names the heroes, Radiant's then Dire's (``marksman,marksman``: the agent plays marksman on
 both sides), in place of the evaluation lineup (the pool's first heroes: blademaster and marksman in 1v1).
+
+``--start-state '{destroyed: [tower_mid_1, tower_mid_2], distance: 800, level: 10}'`` plays every game from a late
+start around the agent (the env config's ``start_state``, moba/env/start_state.py): the opponent's named buildings
+down, the agent's heroes ``distance`` units from the opponent's ancient, every hero at ``level``; ``share`` is 1
+unless given. A reverse curriculum's stage is measured with it: can the agent finish from there?
 
 ``--randomize`` plays training's games instead: the named randomizations on (``all``, or keys of
 ``moba.env.config.RANDOMIZATION_KEYS``: hero stats, lineup, item builds and skill orders, ...), no evaluation jitter.
@@ -75,7 +80,15 @@ def parse_args(argv=None):
     p.add_argument("--lineup", metavar="HERO,...",
                    help="the heroes, Radiant's then Dire's (default: the evaluation lineup, the first heroes of the "
                         "pool: blademaster and marksman in 1v1)")
+    p.add_argument("--start-state", metavar="YAML",
+                   help="every game starts late around the agent: a mapping of the env's start_state keys (share, "
+                        "destroyed, distance, level; share 1 unless given)")
     args = p.parse_args(argv)
+    if args.start_state is not None:
+        try:
+            args.start_state = start_state_setting(args.start_state, args.mode)
+        except ValueError as e:
+            p.error(f"--start-state {args.start_state!r}: {e}")
     if args.randomize is not None:
         try:
             args.randomize = randomize_setting(args.randomize)
@@ -115,12 +128,29 @@ def randomize_setting(text: str) -> dict:
     return setting
 
 
+def start_state_setting(text: str, mode: str) -> dict:
+    """--start-state's value (a YAML mapping) -> the env's ``start_state``, every game's unless ``share`` is given;
+    EnvConfig's own check names a bad key or value and the allowed ones."""
+    import yaml
+    from moba.env.config import EnvConfig
+    try:
+        setting = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ValueError(f"not a YAML mapping: {e}") from None
+    if not isinstance(setting, dict):
+        raise ValueError(f"must be a mapping of the env's start_state keys, got {setting!r}")
+    setting = {"share": 1.0, **setting}
+    return EnvConfig.from_dict({"mode": mode, "start_state": setting}).start_state
+
+
 def env_games(args) -> dict:
     """The env settings of the games: evaluation games, or with --randomize training's with those randomizations;
-    --lineup's heroes."""
+    --lineup's heroes; --start-state's late start."""
     setting = getattr(args, "randomize", None)
-    lineup = {"lineup": args.lineup} if getattr(args, "lineup", None) else {}
-    return {"evaluation": False, "randomize": setting, **lineup} if setting else {"evaluation": True, **lineup}
+    extra = {"lineup": args.lineup} if getattr(args, "lineup", None) else {}
+    if getattr(args, "start_state", None):
+        extra["start_state"] = {**args.start_state, "destroyed": list(args.start_state["destroyed"])}
+    return {"evaluation": False, "randomize": setting, **extra} if setting else {"evaluation": True, **extra}
 
 
 def play_games(args, games: list) -> list:
@@ -152,7 +182,7 @@ def play_games(args, games: list) -> list:
 
     out = []
     for r in play_series(env, lambda g: make_agent(args.seed + g), lambda g: make_opponent(args.seed + g + args.games),
-                         games, args.seed, watch):
+                         games, args.seed, watch, attacker=bool(getattr(args, "start_state", None))):
         # the series record (policies/league/series.py), its game summary replaced by the agent's heroes
         result = {**{k: v for k, v in r.items() if k != "summary"},
                   "heroes": [h["hero"] for h in r["summary"]["heroes"] if h["team"] == r["side"]],
@@ -207,7 +237,9 @@ def evaluate(args, log=print) -> dict:
     # --randomize lineup or --lineup the two come apart
     by_hero = {hero: tally([r for r in results if hero in r["heroes"]])
                for hero in sorted({h for r in results for h in r["heroes"]})}
+    start = getattr(args, "start_state", None)
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": s["games"],
+            "start_state": {**start, "destroyed": list(start["destroyed"])} if start else None,
             "wins": s["outright_wins"], "draws": s["draws"], "losses": s["losses"], "win_rate": s["outright_win_rate"],
             "points_win_rate": s["points_win_rate"], "objective_win_rate": s["objective_win_rate"],
             **{k: sum(r[k] for r in results) for k in FIGHT_KEYS},  # summed over the games

@@ -45,7 +45,7 @@ import yaml
 
 from training import run_config
 from training.cli import user_errors
-from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT
+from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT, late_start_label
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEP_KEYS = {"config", "minutes", "env_steps", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
@@ -182,24 +182,32 @@ def opponents_rows(run_dir: str):
 
 def outright_wins(run_dir: str) -> dict:
     """The training games against fixed agents won outright (the enemy ancient destroyed) over the whole run, in all
-    and by side (the trial's opponents.csv; {} for a run without the columns, measured before 2026-11-28)."""
+    and by side (the trial's opponents.csv; {} for a run without the columns, measured before 2026-11-28): the full
+    games, and under ``late_`` keys those that started late (the env's start_state; training.opponents
+    .late_start_label)."""
     rows = opponents_rows(run_dir)
     if rows is None or OUTRIGHT not in rows:
         return {}
-    games, won = int(rows["games"].sum()), int(rows[OUTRIGHT].sum())
-    radiant, won_radiant = int(rows[AS_RADIANT].sum()), int(rows[OUTRIGHT_AS_RADIANT].sum())
-    return {"games": games, "outright": won, "radiant_games": radiant, "radiant_outright": won_radiant,
-            "dire_games": games - radiant, "dire_outright": won - won_radiant}
+    late = rows["opponent"].astype(str).str.endswith(late_start_label(""))
+    out = {}
+    for prefix, part in (("", rows[~late]), ("late_", rows[late])):
+        games, won = int(part["games"].sum()), int(part[OUTRIGHT].sum())
+        radiant, won_radiant = int(part[AS_RADIANT].sum()), int(part[OUTRIGHT_AS_RADIANT].sum())
+        out.update({f"{prefix}games": games, f"{prefix}outright": won, f"{prefix}radiant_games": radiant,
+                    f"{prefix}radiant_outright": won_radiant, f"{prefix}dire_games": games - radiant,
+                    f"{prefix}dire_outright": won - won_radiant})
+    return out
 
 
 def outright_by_side(run_dir: str, m):
     """Per iteration of metrics.csv `m`: the agent steps, and the share of the last ~20 training games against fixed
-    agents won outright as Radiant and as Dire (rolling sums over iterations, from the trial's opponents.csv); None for
-    a run without the columns."""
+    agents won outright as Radiant and as Dire (rolling sums over iterations, from the trial's opponents.csv; the full
+    games, not those that started late); None for a run without the columns."""
     import pandas as pd
     rows = opponents_rows(run_dir)
     if rows is None or OUTRIGHT_AS_RADIANT not in rows or "iteration" not in m or "agent_steps" not in m:
         return None
+    rows = rows[~rows["opponent"].astype(str).str.endswith(late_start_label(""))]  # the full games
     it = rows.groupby("iteration")[["games", AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT]].sum()
     it = it.join(m.set_index("iteration")["agent_steps"], how="inner")
     out = pd.DataFrame({"agent_steps": it["agent_steps"]})
@@ -214,8 +222,11 @@ def outright_by_side(run_dir: str, m):
 def outright_cell(o: dict) -> str:
     if not o or not o["games"]:
         return "-"
+    late = (f"; late start {o['late_outright']}/{o['late_games']} (radiant {o['late_radiant_outright']}/"
+            f"{o['late_radiant_games']}, dire {o['late_dire_outright']}/{o['late_dire_games']})"
+            if o.get("late_games") else "")
     return (f"{o['outright']}/{o['games']} (radiant {o['radiant_outright']}/{o['radiant_games']}, "
-            f"dire {o['dire_outright']}/{o['dire_games']})")
+            f"dire {o['dire_outright']}/{o['dire_games']})" + late)
 
 
 def _fmt(v, spec: str) -> str:

@@ -301,3 +301,42 @@ def test_evaluate_plays_the_lineup_named(capsys):
         with pytest.raises(SystemExit):
             evaluate.parse_args(base + bad)
         assert re.search(message, capsys.readouterr().err)
+
+
+def test_evaluate_plays_every_game_from_the_start_state_around_the_agent(tmp_path, capsys):
+    """--start-state: every game starts late around the agent, on both sides: its hero the distance from the
+    opponent's ancient, the opponent's named towers down, every hero at the level; a bad value names the field."""
+    import json
+    import math
+
+    from app import evaluate
+    from moba.env.replay_file import read_replay
+    base = ["--agent", "noop", "--opponent", "random", "--mode", "1v1"]
+    assert evaluate.parse_args(base).start_state is None
+    args = evaluate.parse_args(base + ["--games", "2", "--time-limit", "2", "--replay-dir", str(tmp_path),
+                                       "--start-state", "{destroyed: [tower_mid_1, tower_mid_2], distance: 800, "
+                                                        "level: 10}"])
+    assert evaluate.env_games(args)["start_state"] == {"share": 1.0, "destroyed": ["tower_mid_1", "tower_mid_2"],
+                                                      "distance": 800.0, "level": 10, "time_limit_s": 0.0,
+                                                      "ancient_hp": 1.0}
+    s = evaluate.evaluate(args, log=lambda line: None)
+    assert s["start_state"]["share"] == 1.0 and json.loads(json.dumps(s)) == s
+    for path in s["replays"]:
+        header, records = read_replay(path)
+        side = next(t for t, name in header["agents"].items() if name == "noop")
+        team = header["teams"].index(side)
+        ancient = next(b for b in header["map"]["buildings"] if b["type"] == "ancient" and b["team"] != team)
+        units = [dict(zip(header["unit_fields"], u)) for u in records[0]["units"]]
+        me = next(u for u in units if u["hero"] >= 0 and u["team"] == team)
+        assert 800.0 - 1e-3 <= math.hypot(me["x"] - ancient["x"], me["y"] - ancient["y"]) < 900.0
+        assert {u["level"] for u in units if u["hero"] >= 0} == {10}
+        alive = {u["id"]: u["alive"] for u in units}
+        towers = [b for b in header["map"]["buildings"] if b["type"] == "tower"]
+        assert sorted((b["team"] == team, alive.get(b["id"], 0)) for b in towers) == [(False, 0), (False, 0),
+                                                                                       (True, 1), (True, 1)]
+    assert {read_replay(p)[0]["agents"]["radiant"] for p in s["replays"]} == {"noop", "random"}  # both sides
+    for bad, message in (("{distance: -3}", "'start_state.distance': must be a number of map units"),
+                         ("{destroyed: [ancient]}", "'start_state.destroyed'"), ("[1, 2]", "must be a mapping")):
+        with pytest.raises(SystemExit):
+            evaluate.parse_args(base + ["--start-state", bad])
+        assert message in capsys.readouterr().err

@@ -558,6 +558,11 @@ def test_a_game_can_start_late_with_buildings_down_and_heroes_placed():
                      ({"start_destroyed": ("dire_tower_mid_1", "dire_tower_mid_1")}, "each once"),
                      ({"start_destroyed": ("dire_tower_top_1",)}, "start_destroyed"),  # no top lane in 1v1
                      ({"start_positions": (at,)}, "one entry per hero"),
-                     ({"start_positions": (at, (-10.0, 0.0))}, "passable ground")]:
+                     ({"start_positions": (at, (-10.0, 0.0))}, "passable ground"),
+                     ({"start_ancient_hp": (1.0, 0.0)}, "start_ancient_hp"),
+                     ({"start_ancient_hp": (0.5,)}, "start_ancient_hp")]:
         with pytest.raises(ValueError, match=word):
             make_game("1v1", **kw)
+    hurt = make_game("1v1", start_ancient_hp=(1.0, 0.25))  # the Dire crystal at a quarter of its health
+    assert hurt.s.uf[crystal, F_HP] == 0.25 * hurt.s.uf[crystal, F_MAXHP] and hurt.s.ui[crystal, I_ALIVE] == 1
+    assert hurt.s.uf[hurt.ancient_idx[0], F_HP] == hurt.s.uf[hurt.ancient_idx[0], F_MAXHP]

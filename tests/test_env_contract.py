@@ -521,6 +521,68 @@ def test_a_share_of_games_starts_late_around_the_attacker():
             MobaEnv({"mode": "1v1", "start_state": bad})
 
 
+def test_a_late_start_lasts_its_own_time_and_names_its_attacker_in_the_last_infos():
+    """start_state.time_limit_s: a late game lasts that long (not cut short, whatever the config's limit), and its
+    last infos name the side it started around (what training records its result under); a usual game's do not."""
+    late = {"share": 1.0, "destroyed": ["tower_mid_1"], "distance": 900.0, "time_limit_s": 3.0}
+    env = MobaEnv({"mode": "1v1", "seed": 2, "time_limit_s": 600, "start_state": late})
+    for game, attacker in enumerate(("radiant", "dire", "radiant")):
+        env.reset(options={"attacker": attacker})
+        first = game == 0  # a training env's first game is cut at a random share of its length: of the late one's
+        assert (env.game.time_limit_s < 3.0) if first else (env.game.time_limit_s == 3.0)
+        assert env.late_start == attacker
+        while True:
+            _, _, term, trunc, infos = env.step(noop_actions(env))
+            if term["__all__"] or trunc["__all__"]:
+                break
+        assert env.game.time == pytest.approx(env.game.time_limit_s, abs=0.2)
+        assert all(i["late_start"] == attacker and i.get(CUT_SHORT_INFO, False) == first for i in infos.values())
+    usual = MobaEnv({"mode": "1v1", "seed": 2, "time_limit_s": 2})
+    usual.reset()
+    while True:
+        _, _, term, trunc, infos = usual.step(noop_actions(usual))
+        if term["__all__"] or trunc["__all__"]:
+            break
+    assert usual.late_start is None and all("winner" in i and "late_start" not in i for i in infos.values())
+    with pytest.raises(ValueError, match="start_state.time_limit_s"):
+        MobaEnv({"mode": "1v1", "start_state": {"time_limit_s": -1}})
+
+
+def test_a_late_start_can_begin_with_the_defenders_ancient_hurt_and_draw_its_starts_from_ranges():
+    """start_state.ancient_hp: the defender's ancient starts at that share of its health (the health taken before the
+    start pays nothing); distance and ancient_hp as [low, high] are drawn per game, within the range."""
+    import math
+
+    from moba.env.rewards import SIGNAL_INDEX
+    from moba.game.state import F_MAXHP, F_X, F_Y
+    late = {"share": 1.0, "destroyed": ["tower_mid_1", "tower_mid_2"], "distance": 800.0, "ancient_hp": 0.1}
+    env = MobaEnv({"mode": "1v1", "seed": 3, "start_state": late})
+    env.reset(options={"attacker": "radiant"})
+    g = env.game
+    assert g.s.uf[g.ancient_idx[1], F_HP] == pytest.approx(350.0) and g.s.uf[g.ancient_idx[0], F_HP] == 3500.0
+    _, _, _, _, infos = env.step(noop_actions(env))
+    assert all(i["reward_signals"]["ancient_hp"] == 0.0 for i in infos.values())
+    assert SIGNAL_INDEX["ancient_hp"] >= 0
+    ranged = MobaEnv({"mode": "1v1", "seed": 3, "start_state": {**late, "distance": [800, 3000],
+                                                                 "ancient_hp": [0.05, 0.5]}})
+    assert ranged.cfg.start_state["distance"] == (800.0, 3000.0)
+    hps, distances = [], []
+    for _ in range(6):
+        ranged.reset(options={"attacker": "dire"})
+        g = ranged.game
+        ancient = g.ancient_idx[0]
+        hps.append(g.s.uf[ancient, F_HP] / g.s.uf[ancient, F_MAXHP])
+        u = g.s.hi[1, H_UNIT]
+        distances.append(math.hypot(*(g.s.uf[u, [F_X, F_Y]] - g.s.uf[ancient, [F_X, F_Y]])))
+        assert g.s.uf[g.ancient_idx[1], F_HP] == 3500.0  # the attacker's own ancient is whole
+    assert all(0.05 <= h <= 0.5 for h in hps) and len(set(hps)) == 6
+    assert all(800.0 - 1e-6 <= d <= 3100.0 for d in distances) and max(distances) - min(distances) > 300.0
+    for bad, field in [({"ancient_hp": 0.0}, "start_state.ancient_hp"), ({"ancient_hp": [0.5, 0.2]}, "ancient_hp"),
+                       ({"distance": [100, 200, 300]}, "start_state.distance")]:
+        with pytest.raises(ValueError, match=field):
+            MobaEnv({"mode": "1v1", "start_state": bad})
+
+
 def test_the_runner_names_the_side_main_plays_as_the_attacker():
     from training.batched_env_runner import reset_options
     assert reset_options({"agent": "scripted_3", "side": "dire", "seed": 1}) == {"attacker": "radiant"}

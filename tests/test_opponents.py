@@ -130,6 +130,9 @@ def test_a_fixed_agent_game_records_main_side_and_an_outright_win_apart_from_the
     results = opp.drain()
     assert [(r.side, r.score, r.outright) for r in results] == [
         ("radiant", WIN, True), ("radiant", WIN, False), ("dire", LOSS, False), ("dire", WIN, True)]
+    # a game that started late (the env's start_state) is recorded apart from the full games
+    game_ended(runner, 4, {"agent": "scripted_3", "side": "dire", "seed": 5}, "radiant", {}, lead, late_start="radiant")
+    assert opp.drain() == [("scripted_3 (late start)", WIN, "radiant", True)]
 
 
 def test_radiant_share_sets_the_side_main_plays_and_half_keeps_the_old_draws():

@@ -77,7 +77,7 @@ from policies.league.jump_start import handover_steps
 from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, agent_teacher, label
 from policies.model.five_module import WIN_PROB
 from policies.model.module_ids import MAIN
-from training.game_metrics import CUT_SHORT_KEY, OBJECTIVE_KEY, RAW_RETURN_KEY, WINNER_KEY, GameTally
+from training.game_metrics import CUT_SHORT_KEY, LATE_START_KEY, OBJECTIVE_KEY, RAW_RETURN_KEY, WINNER_KEY, GameTally
 from training.opponents import RunnerMatchups, game_ended, game_started
 from training.settings import run_settings
 
@@ -520,7 +520,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                                   {str(a): r for a, r in g.returns.items()}, dict(modules),
                                   {str(a): g.t for a in g.agents})
         game_ended(self, g.index, g.matchup, g.record.get(WINNER_KEY, NO_WINNER), g.record.get(RAW_RETURN_KEY),
-                   g.record.get(OBJECTIVE_KEY), scored=not g.record.get(CUT_SHORT_KEY, False))
+                   g.record.get(OBJECTIVE_KEY), scored=not g.record.get(CUT_SHORT_KEY, False),
+                   late_start=g.record.get(LATE_START_KEY))
         g.matchup = game_started(self, g.index)  # as RLlib creates the next episode right away
         g.needs_reset = True
         return episodes

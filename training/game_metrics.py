@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from moba.env.moba_env import CUT_SHORT_INFO
+from moba.env.moba_env import CUT_SHORT_INFO, LATE_START_INFO
 from moba.env.rewards import SIGNALS
 from moba.game.teams import NO_WINNER, TEAM_NAMES, WINNER_NAMES, side_of_agent
 from policies.learning.five_learner import SAMPLES_OPTIMIZED
@@ -22,6 +22,7 @@ RAW_RETURN_KEY = "raw_return"  # a game's record: {side: the team's raw return s
 WINNER_KEY, GAME_TIME_KEY, LAST_TIME_KEY = "winner", "game_time_s", "last_game_time_s"  # a game's record
 OBJECTIVE_KEY = "objective"  # a game's record: {side: {"buildings", "kills"}} at its end (MobaEnv's final infos)
 CUT_SHORT_KEY = CUT_SHORT_INFO  # a game's record: True when it ended at its first-game cut (not a result)
+LATE_START_KEY = LATE_START_INFO  # a game's record: the side it started late around (the env's start_state)
 METRICS_WINDOW = 100  # games the win rates, game times and raw returns are averaged over
 
 
@@ -61,6 +62,8 @@ class GameTally:
                     record[OBJECTIVE_KEY] = info[OBJECTIVE_KEY]
                 if info.get(CUT_SHORT_INFO):
                     record[CUT_SHORT_KEY] = True
+                if info.get(LATE_START_INFO):
+                    record[LATE_START_KEY] = info[LATE_START_INFO]
         if game_time is not None:
             self.hero_seconds += heroes * (game_time - record.get(LAST_TIME_KEY, 0.0))
             record[LAST_TIME_KEY] = game_time

@@ -136,18 +136,28 @@ def game_started(env_runner, env_index: int) -> dict | None:
     return opp.matchup(kind)
 
 
+def late_start_label(opponent: str) -> str:
+    """The name the games that started late (the env's start_state) against `opponent` are recorded under: apart
+    from its full games, which judge the agent."""
+    return f"{opponent} (late start)"
+
+
 def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,
-               objective: dict | None = None, scored: bool = True) -> None:
+               objective: dict | None = None, scored: bool = True, late_start: str | None = None) -> None:
     """Records the finished game: a league game in the league, a game against a fixed agent here. `objective`: what
     each side destroyed (MobaEnv's final infos), for the "objective" time-limit rule. `scored` False: a game cut
     short by the first-game length, recorded nowhere (its outcome is not a result: counted, it read as a draw or a
-    loss in the curriculum's window and the opponents' win rates)."""
+    loss in the curriculum's window and the opponents' win rates). `late_start`: the side the game started late
+    around (MobaEnv's final infos), if it did: a game against a fixed agent is then recorded under
+    ``late_start_label``."""
     fixed = matchup is not None and "agent" in matchup
     league_play.game_ended(env_runner, env_index, None if fixed else matchup, winner, raw_returns, objective,
                            scored)
     if fixed and scored:
         opp = runner_opponents(env_runner)
         name = stage_label(matchup["agent"], matchup.get("guide_until_s", 0.0))  # the agent's name when unguided
+        if late_start is not None:
+            name = late_start_label(name)
         score = league_play.main_score(winner, raw_returns, matchup["side"], opp.time_limit_outcome, objective)
         main_side = enemy_side(matchup["side"])
         opp.results.append(FixedResult(name, score, main_side, winner == main_side))

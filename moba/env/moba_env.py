@@ -12,6 +12,7 @@ from moba.env.actions import N_ACTION_KEYS, action_space, decode_action, validat
 from moba.env.config import EnvConfig
 from moba.env.observation import ObservationEncoder, observation_space
 from moba.env.randomization import sample_game
+from moba.env.start_state import late_start_side
 from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
@@ -20,6 +21,7 @@ from moba.game.teams import TEAM_NAMES, TEAM_SIZE, agent_ids, team_name, winner_
 
 _instance_counter = itertools.count()
 CUT_SHORT_INFO = "cut_short"  # a last info's key: the game ended at its first-game cut, not at the time limit
+LATE_START_INFO = "late_start"  # a last info's key: the side the game started late around (the config's start_state)
 
 
 def next_instance_id() -> int:
@@ -80,7 +82,9 @@ class MobaEnv(MultiAgentEnv):
     "objective" rule, policies/league/ratings.py). A training env's first game may be cut at a random point of the
     time limit (``randomize.first_game_length``); when such a game ends by that cut, the last infos also hold
     ``infos[agent]["cut_short"] = True``: its outcome is not a game's result (the training side leaves it out of the
-    win rates against opponents, the curriculum and the league). ``step`` after the end raises
+    win rates against opponents, the curriculum and the league). A game that started late (``start_state``) says
+    around which side in its last infos: ``infos[agent]["late_start"] = "radiant"`` (training keeps its result apart).
+    ``step`` after the end raises
     ``RuntimeError``: call ``reset``.
 
     ## Arguments
@@ -146,8 +150,13 @@ class MobaEnv(MultiAgentEnv):
         setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0,
                                                          attacker=attacker)
         self.games_started += 1
-        # the first game's random length is the one change sample_game makes to the configured time limit
-        self._cut_short = setup.time_limit_s != float(self.cfg.time_limit_s)
+        self.late_start = late_start_side(setup)
+        # the game's time limit: the config's, or a late start's own; the first game's random length is the one
+        # change sample_game makes to it
+        limit = self.cfg.time_limit_s
+        if self.late_start is not None:
+            limit = self.cfg.start_state["time_limit_s"] or limit
+        self._cut_short = setup.time_limit_s != float(limit)
         self.game = Game(setup)
         # a new action (model surgery, app. B) is legal in a share of games (drawn only when there is one, so that the
         # game stream of a config without new actions stays as it was)
@@ -191,6 +200,8 @@ class MobaEnv(MultiAgentEnv):
                 infos[a]["objective"] = self.objective()
                 if self._cut_short and not terminated:
                     infos[a][CUT_SHORT_INFO] = True
+                if self.late_start is not None:
+                    infos[a][LATE_START_INFO] = self.late_start
         terminateds = {a: terminated for a in self.possible_agents}
         truncateds = {a: truncated and not terminated for a in self.possible_agents}
         terminateds["__all__"] = terminated

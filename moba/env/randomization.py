@@ -78,7 +78,7 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False, a
         lane_until = rng.uniform(*LANE_ASSIGN_UNTIL_RANGE_S, size=n)
     if cfg.start_state["share"] > 0 and rng.random() < cfg.start_state["share"]:  # drawn only when on
         side = attacker if attacker is not None else TEAM_NAMES[int(rng.integers(2))]
-        setup = late_setup(setup, cfg.start_state, side)
+        setup = late_setup(setup, cfg.start_state, side, rng)
     if first and cfg.randomized("first_game_length"):  # drawn last: the rest of the game is as without it
         fraction = float(rng.uniform(*FIRST_GAME_FRACTION_RANGE))
         setup = dataclasses.replace(setup, time_limit_s=setup.resolved_time_limit_s() * fraction)

@@ -1,10 +1,13 @@
 """Training games that start late, around one side (the env config's ``start_state``): a share of games begins with
 the defender's buildings named in ``destroyed`` already down and the attacker's heroes ``distance`` units from the
-defender's ancient, on the straight way from it to the attacker's fountain, all heroes at ``level``. The attacker is
-the side the training runner names (``reset(options={"attacker": side})``: the side "main" plays) or, without one,
-a side drawn at random. A curriculum that starts games at the goal and moves the start back (a reverse curriculum,
-Florensa et al. 2017, "Reverse Curriculum Generation for Reinforcement Learning") sets a share and a distance; the
-engine's ``GameSetup.start_destroyed`` and ``start_positions`` do the rest.
+defender's ancient, on the straight way from it to the attacker's fountain, all heroes at ``level``, the defender's
+ancient at ``ancient_hp`` of its health (``distance`` and ``ancient_hp`` may be ranges ``[low, high]``, drawn from per
+game: easy and hard starts in one stage); such a game lasts ``time_limit_s`` (0: the env's time limit), so that a
+stage's data holds many finishes. The attacker is the side the training runner names (``reset(options={"attacker":
+side})``: the side "main" plays) or, without one, a side drawn at random. A curriculum that starts games at the goal
+and moves the start back (a reverse curriculum, Florensa et al. 2017, "Reverse Curriculum Generation for
+Reinforcement Learning") sets a share, a distance and the ancient's health; the engine's ``GameSetup.start_destroyed``,
+``start_positions`` and ``start_ancient_hp`` do the rest.
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ from moba.game.engine import GameSetup
 from moba.game.map import build_map, destroyable_names, fountain_position
 from moba.game.teams import TEAM_SIZE
 
-START_STATE_DEFAULTS = {"share": 0.0, "destroyed": (), "distance": 600.0, "level": 1}
+START_STATE_DEFAULTS = {"share": 0.0, "destroyed": (), "distance": 600.0, "level": 1, "time_limit_s": 0.0,
+                        "ancient_hp": 1.0}
 STEP = 25.0  # units: how far the start point moves toward the attacker's fountain until it is on passable ground
 
 
@@ -43,11 +47,37 @@ def checked_start_state(d, mode: str, bad) -> dict:
             or len(set(out["destroyed"])) != len(out["destroyed"]):
         bad("start_state.destroyed", f"must be a list of building names, each once, from {names}, got "
                                      f"{out['destroyed']!r}")
-    if isinstance(distance, bool) or not isinstance(distance, (int, float)) or not 0.0 < distance < 20000.0:
-        bad("start_state.distance", f"must be a number of map units in (0, 20000), got {distance!r}")
+    distance = number_or_range(distance, lambda v: 0.0 < v < 20000.0, "start_state.distance",
+                               "a number of map units in (0, 20000)", bad)
     if isinstance(level, bool) or not isinstance(level, int) or not 1 <= level <= MAX_LEVEL:
         bad("start_state.level", f"must be an int in [1, {MAX_LEVEL}], got {level!r}")
-    return {**out, "share": float(share), "destroyed": tuple(out["destroyed"]), "distance": float(distance)}
+    hp = number_or_range(out["ancient_hp"], lambda v: 0.0 < v <= 1.0, "start_state.ancient_hp",
+                         "the defender's ancient's share of its health in (0, 1]", bad)
+    limit = out["time_limit_s"]
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0.0 <= limit < 1e6:
+        bad("start_state.time_limit_s", f"must be a number of seconds >= 0 (0: the env's time limit), got {limit!r}")
+    return {**out, "share": float(share), "destroyed": tuple(out["destroyed"]), "distance": distance,
+            "time_limit_s": float(limit), "ancient_hp": hp}
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def number_or_range(v, ok, key: str, what: str, bad):
+    """A start-state value: a number (a float) or a range [low, high] drawn from per game (a (low, high) tuple of
+    floats), each number `ok`; else `bad(key, message)`."""
+    if _is_number(v) and ok(v):
+        return float(v)
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(_is_number(x) and ok(x) for x in v) and v[0] <= v[1]:
+        return float(v[0]), float(v[1])
+    bad(key, f"must be {what}, or a range [low, high] of such numbers drawn from per game, got {v!r}")
+
+
+def drawn(v, rng) -> float:
+    """A start-state value for one game: the number, or a uniform draw from the range (the env's generator: drawn
+    only for a range, so that a fixed value leaves the game stream as it was)."""
+    return float(rng.uniform(*v)) if isinstance(v, tuple) else v
 
 
 def start_point(mode: str, attacker: int, distance: float) -> tuple:
@@ -66,13 +96,26 @@ def start_point(mode: str, attacker: int, distance: float) -> tuple:
         d = min(d + STEP, span)
 
 
-def late_setup(setup: GameSetup, start: dict, attacker: str) -> GameSetup:
+def late_setup(setup: GameSetup, start: dict, attacker: str, rng) -> GameSetup:
     """`setup` started late around `attacker` (a side's name): the defender's buildings of ``start["destroyed"]``
-    down, the attacker's heroes at ``start_point``, every hero at ``start["level"]``."""
+    down, the attacker's heroes at ``start_point``, every hero at ``start["level"]``, the defender's ancient at
+    ``start["ancient_hp"]`` of its health, the game ``start["time_limit_s"]`` long when that is set; a range of
+    distance or ancient_hp is drawn from with `rng`."""
     a = TEAM_NAMES.index(attacker)
     n = TEAM_SIZE[setup.mode]
-    point = start_point(setup.mode, a, start["distance"])
+    point = start_point(setup.mode, a, drawn(start["distance"], rng))
+    hp = drawn(start["ancient_hp"], rng)
     positions = tuple(point if h // n == a else None for h in range(2 * n))
     destroyed = tuple(f"{TEAM_NAMES[1 - a]}_{name}" for name in start["destroyed"])
+    limit = start["time_limit_s"] or setup.time_limit_s
     return dataclasses.replace(setup, start_destroyed=destroyed, start_positions=positions,
-                               start_level=(start["level"],) * (2 * n))
+                               start_level=(start["level"],) * (2 * n), time_limit_s=limit,
+                               start_ancient_hp=((1.0, hp) if a == 0 else (hp, 1.0)) if hp < 1.0 else ())
+
+
+def late_start_side(setup: GameSetup) -> str | None:
+    """The side `setup` starts late around (late_setup's attacker: the side whose heroes start away from their
+    fountain), or None for a game that starts as usual."""
+    n = TEAM_SIZE[setup.mode]
+    placed = [h for h, p in enumerate(setup.start_positions) if p is not None]
+    return TEAM_NAMES[placed[0] // n] if placed else None

@@ -68,6 +68,9 @@ class GameSetup:
     # no reward.
     start_destroyed: tuple = ()
     start_positions: tuple = ()
+    # per team, its ancient's health at the start as a share of its full health, in (0, 1] (a start state near the
+    # goal: the health taken before the start pays no reward); empty = full
+    start_ancient_hp: tuple = ()
 
     def resolved_time_limit_s(self) -> float:
         """The game's time limit in seconds: time_limit_s, or the mode's default when it is 0."""
@@ -100,6 +103,10 @@ class GameSetup:
         if not (isinstance(self.ancient_hp_scale, (int, float)) and not isinstance(self.ancient_hp_scale, bool)
                 and 0.0 < self.ancient_hp_scale <= 1.0):
             raise ValueError(f"ancient_hp_scale: must be a number in (0, 1], got {self.ancient_hp_scale!r}")
+        if self.start_ancient_hp and not (len(self.start_ancient_hp) == 2 and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v <= 1.0
+                for v in self.start_ancient_hp)):
+            raise ValueError(f"start_ancient_hp: one share in (0, 1] per team (2), got {self.start_ancient_hp!r}")
         if self.start_destroyed or self.start_positions:
             layout = build_map(self.mode)
             destroyable = destroyable_names(layout.buildings)
@@ -151,7 +158,7 @@ class Game:
         self._layout_buildings(init=_state is None)
         self.n_buildings_end = self.n_heroes + len(self.map.buildings)
         if _state is None:
-            self._destroy_before_start()
+            self._apply_start_state()
             self._init_state()
         self.stats = [TeamStats(), TeamStats()]
         self.last_events = np.zeros((0, NE), np.int64)
@@ -177,15 +184,18 @@ class Game:
         if init:
             self._init_protection()
 
-    def _destroy_before_start(self):
+    def _apply_start_state(self):
         """The setup's start_destroyed buildings, dead before the first tick (no side's kill, no reward), and the
-        protection they gave lifted."""
+        protection they gave lifted; the ancients at the setup's start_ancient_hp."""
         s = self.s
         for u, b in zip(self.building_rows, self.map.buildings):
             if b.name in self.setup.start_destroyed:
                 s.uf[u, F_HP] = 0.0
                 s.ui[u, I_ALIVE] = 0
         kernels.update_protection(s.ui, self.n_buildings_end)
+        for team, share in enumerate(self.setup.start_ancient_hp):
+            u = self.ancient_idx[team]
+            s.uf[u, F_HP] = s.uf[u, F_MAXHP] * share
 
     def _init_building(self, u, b):
         s = self.s

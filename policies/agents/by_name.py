@@ -42,11 +42,11 @@ def make_agent(name: str, seed: int = 0, flag: str = "agent"):
     return AGENTS[name](seed=seed)
 
 
-def play_game(env, radiant, dire, seed=None, on_step=None) -> dict:
+def play_game(env, radiant, dire, seed=None, on_step=None, options=None) -> dict:
     """Plays one game of `env` (a MobaEnv) between two agents; returns the game's summary, with each team's summed
     raw (shaped, Table 6) reward under "raw_return". `on_step(env)` is called after reset and after every step
-    (progress, replays)."""
-    obs, _ = env.reset(seed=seed)
+    (progress, replays); `options` are the reset's (``{"attacker": side}``: the side a start state starts around)."""
+    obs, _ = env.reset(seed=seed, options=options)
     teams = dict(zip(TEAM_NAMES, (radiant, dire)))
     ids = {t: [a for a in env.possible_agents if side_of_agent(a) == t] for t in teams}
     for t, agent in teams.items():

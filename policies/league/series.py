@@ -38,26 +38,29 @@ def game_record(game: int, side: str, summary: dict) -> dict:
             "summary": summary}
 
 
-def play_series_game(env, agent, opponent, side: str, seed: int, game: int = 0, on_step=None) -> dict:
-    """One game of `env` (a MobaEnv, reset with `seed`): `agent` plays `side`, `opponent` the other; its record."""
+def play_series_game(env, agent, opponent, side: str, seed: int, game: int = 0, on_step=None,
+                     attacker: bool = False) -> dict:
+    """One game of `env` (a MobaEnv, reset with `seed`): `agent` plays `side`, `opponent` the other; its record.
+    `attacker`: the agent's side is the one the env's start state (``start_state``) starts around."""
     if side not in TEAM_NAMES:
         raise ValueError(f"side must be one of {list(TEAM_NAMES)}, got {side!r}")
     radiant, dire = (agent, opponent) if side == TEAM_NAMES[0] else (opponent, agent)
-    return game_record(game, side, by_name.play_game(env, radiant, dire, seed=seed, on_step=on_step))
+    options = {"attacker": side} if attacker else None
+    return game_record(game, side, by_name.play_game(env, radiant, dire, seed=seed, on_step=on_step, options=options))
 
 
-def play_series(env, make_agent, make_opponent, games, seed: int = 0, watch=None):
+def play_series(env, make_agent, make_opponent, games, seed: int = 0, watch=None, attacker: bool = False):
     """Plays the games numbered `games` (an int: range(games); or an iterable of game numbers) of a series on `env`
     and yields each game's record as it ends. Game g: the agent ``make_agent(g)`` plays side_of_game(g) against
     ``make_opponent(g)`` (made in that order), the env reset with seed ``seed + g``. `watch(g, players)`, if given,
     is called with the game's {side: agent} before it starts and returns the game's ``on_step(env)`` or None (a
-    replay writer's)."""
+    replay writer's). `attacker`: every game's start state (the env's ``start_state``) starts around the agent."""
     for g in (range(games) if isinstance(games, int) else games):
         side = side_of_game(g)
         players = {side: make_agent(g)}
         players[enemy_side(side)] = make_opponent(g)
         on_step = watch(g, players) if watch else None
-        yield play_series_game(env, players[side], players[enemy_side(side)], side, seed + g, g, on_step)
+        yield play_series_game(env, players[side], players[enemy_side(side)], side, seed + g, g, on_step, attacker)
 
 
 def record_objective(record: dict) -> tuple[int, int] | None:

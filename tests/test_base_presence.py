@@ -35,7 +35,37 @@ def test_presence_counts_the_records_with_the_hero_alive_beside_the_enemy_ancien
         f.write("\n".join(json.dumps(x) for x in [header, *records]) + "\n")
     out = main([str(tmp_path), "--agent", "scripted_1"])
     assert out["by_side"] == {"radiant": {"games": 1, "near": round(got["near"], 4),
-                                          "within_2x": round(got["within_2x"], 4)}}
+                                          "within_2x": round(got["within_2x"], 4), "ancient_hp_lost": 0.0,
+                                          "lost_without_hero": None, "creeps_near": 0.0}}
     with pytest.raises(SystemExit):
         main([path, "--agent", "scripted_3"])  # it plays neither side: an error naming it
     assert "'scripted_3' plays neither side" in capsys.readouterr().err
+
+
+def test_siege_splits_the_ancients_lost_health_by_the_heros_presence_and_counts_the_creeps_there(tmp_path):
+    from scripts.base_presence import siege
+    from scripts.play import play
+    path = str(tmp_path / "game.jsonl")
+    play("1v1", "scripted_1", "scripted", 0, time_limit_s=30.0, replay_path=path, progress=False)
+    header, records = read_replay(path)
+    assert siege(header, records, "radiant") == {"ancient_hp_lost": 0.0, "lost_without_hero": None,
+                                                  "creeps_near": 0.0}
+    f = {name: i for i, name in enumerate(header["unit_fields"])}
+    crystal = next(b for b in header["map"]["buildings"] if b["type"] == "ancient" and b["team"] == 1)
+    row = next(i for i, u in enumerate(records[0]["units"]) if u[f["id"]] == crystal["id"])
+    hero = next(i for i, u in enumerate(records[0]["units"]) if u[f["type"]] == 0 and u[f["team"]] == 0)
+    for k, r in enumerate(records[:6]):  # the crystal loses 100 a record; the hero is there at records 1 and 2
+        r["units"][row][f["hp"]] = 3500.0 - 100 * k
+        if k in (1, 2):
+            r["units"][hero][f["x"]], r["units"][hero][f["y"]] = crystal["x"] - 300, crystal["y"]
+        if k < 4:  # one of Radiant's creeps beside it in the first four records (a hero's row made a creep)
+            creep = list(r["units"][hero])
+            creep[f["id"]], creep[f["type"]], creep[f["hero"]], creep[f["alive"]] = 99999, 1, -1, 1
+            creep[f["x"]], creep[f["y"]] = crystal["x"], crystal["y"] - 300
+            r["units"].append(creep)
+    for r in records[6:]:
+        r["units"][row][f["hp"]] = 3000.0
+    got = siege(header, records, "radiant")
+    assert got["ancient_hp_lost"] == 500.0 and got["lost_without_hero"] == pytest.approx(0.6)
+    assert got["creeps_near"] == pytest.approx(4 / len(records))
+    assert siege(header, records, "dire")["ancient_hp_lost"] == 0.0  # Radiant's ancient is untouched

@@ -1,5 +1,7 @@
 """The engine (moba/game): determinism, save/restore, building protection, creep waves, combat, death and respawn,
 level-ups and scripted purchasing. Scenarios are built by writing the state arrays directly."""
+import math
+
 import numpy as np
 import pytest
 from moba_testlib import (OPEN_SPOT, clear_creeps, creeps_of, make_game, no_orders, order, place, random_orders,
@@ -563,6 +565,33 @@ def test_a_game_can_start_late_with_buildings_down_and_heroes_placed():
                      ({"start_ancient_hp": (0.5,)}, "start_ancient_hp")]:
         with pytest.raises(ValueError, match=word):
             make_game("1v1", **kw)
+    for waves in [(3, 100.0), (None,), (None, (9, 6000.0, 6000.0)), (None, (2, -10.0, 0.0)),
+                  (None, (True, 6000.0, 6000.0))]:
+        with pytest.raises(ValueError, match="start_waves"):
+            make_game("1v1", start_waves=waves)
     hurt = make_game("1v1", start_ancient_hp=(1.0, 0.25))  # the Dire crystal at a quarter of its health
     assert hurt.s.uf[crystal, F_HP] == 0.25 * hurt.s.uf[crystal, F_MAXHP] and hurt.s.ui[crystal, I_ALIVE] == 1
     assert hurt.s.uf[hurt.ancient_idx[0], F_HP] == hurt.s.uf[hurt.ancient_idx[0], F_MAXHP]
+
+
+def test_a_game_can_start_with_a_teams_creep_waves_at_the_enemy_base():
+    """GameSetup.start_waves: the team's waves at the point, marching on the enemy's ancient (the last waypoint of
+    their lane), no extra creeps for the other team; with idle heroes and the towers down, four waves take the whole
+    Dire crystal."""
+    from moba.game.constants import UT_CREEP_MELEE, UT_CREEP_RANGED
+    from moba.game.engine import START_WAVE_SPACING
+    from moba.game.state import I_TEAM, I_TYPE, I_USED, I_WP
+    point = (6000.0, 6000.0)
+    g = make_game("1v1", start_destroyed=("dire_tower_mid_1", "dire_tower_mid_2"), start_waves=((4, *point), None))
+    creeps = [u for u in range(g.s.ui.shape[0]) if g.s.ui[u, I_USED] and g.s.ui[u, I_TYPE] in (UT_CREEP_MELEE,
+                                                                                             UT_CREEP_RANGED)]
+    assert len(creeps) == 16 and all(g.s.ui[u, I_TEAM] == 0 for u in creeps)  # 4 waves of 4, Radiant's only
+    assert all(g.s.ui[u, I_WP] == g.wpn[0, g.s.ui[u, I_LANE]] - 1 for u in creeps)
+    spread = sorted(math.hypot(g.s.uf[u, F_X] - point[0], g.s.uf[u, F_Y] - point[1]) for u in creeps)
+    assert spread[0] < 100.0 and 3 * START_WAVE_SPACING - 100.0 < spread[-1] < 3 * START_WAVE_SPACING + 150.0
+    crystal = g.ancient_idx[1]
+    for _ in range(30 * 60 // g.frameskip):  # up to a minute of idle heroes
+        g.step(no_orders(g))
+        if g.terminated:
+            break
+    assert g.winner == 0 and g.s.uf[crystal, F_HP] <= 0.0 and g.time < 45.0

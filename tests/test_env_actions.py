@@ -624,3 +624,35 @@ def test_masks_agree_with_decoder_and_engine(mode, n_steps):
     assert total > 2 * env.n_heroes * (n_steps // 25)
     assert {A_MOVE, A_ATTACK, A_ABILITY0}.issubset(kinds_checked) or \
         {A_MOVE, A_ATTACK, A_ABILITY0 + 1}.issubset(kinds_checked)
+
+
+@pytest.mark.parametrize("mode", ["1v1", "5v5"])
+def test_the_compiled_decoder_gives_the_orders_of_decode_action_to_the_bit(mode):
+    """MobaEnv._decode (moba.env.actions.decode_team, compiled) against decode_action per hero and the frameskip's
+    clip, over games of random legal play and actions drawn over the whole action space (masked ones included)."""
+    from moba.env.actions import action_sizes
+    env = make_env(mode=mode, seed=11)
+    rng = np.random.default_rng(11)
+    sizes = action_sizes(env.cfg.max_units)
+    checked = 0
+    for step in range(120):
+        if step % 3 == 0:
+            acts = np.array([[rng.integers(0, k) for k in sizes] for _ in range(env.n_heroes)], np.int64)
+            if step % 2:  # legal primaries, their units from the masks: orders that do something
+                for h, o in enumerate(env.observations().values()):
+                    acts[h, 0] = rng.choice(np.nonzero(o["action_mask"])[0])
+            got = env._decode(acts)
+            want = np.zeros_like(got)
+            s = env.game.s
+            for h, o in enumerate(env.observations().values()):
+                u = s.hi[h, H_UNIT]
+                decode_action(acts[h], h, (s.uf[u, F_X], s.uf[u, F_Y]), env.encoder.tt[h], env.encoder.uk[h],
+                              o["action_mask"], o["unit_masks"], env.encoder.slot_units[h // env.team_size], want[h])
+            want[:, P_TICK] = np.minimum(want[:, P_TICK], env.game.frameskip - 1)
+            want[want[:, P_ACTIVE] == 0, P_TICK] = 0
+            assert np.array_equal(got, want), step
+            checked += int((got[:, P_ACTIVE] == 1).sum())
+        _, _, term, trunc, _ = env.step(random_legal_actions(env, rng))
+        if term["__all__"] or trunc["__all__"]:
+            env.reset()
+    assert checked > 20  # active orders among them, not only no-ops

@@ -577,8 +577,16 @@ def test_a_late_start_can_begin_with_the_defenders_ancient_hurt_and_draw_its_sta
         assert g.s.uf[g.ancient_idx[1], F_HP] == 3500.0  # the attacker's own ancient is whole
     assert all(0.05 <= h <= 0.5 for h in hps) and len(set(hps)) == 6
     assert all(800.0 - 1e-6 <= d <= 3100.0 for d in distances) and max(distances) - min(distances) > 300.0
+    from moba.game.constants import UT_CREEP_MELEE, UT_CREEP_RANGED
+    from moba.game.state import I_TEAM, I_TYPE, I_USED
+    pushed = MobaEnv({"mode": "1v1", "seed": 3, "start_state": {**late, "waves": 2}})
+    pushed.reset(options={"attacker": "dire"})  # two of Dire's waves beside its hero, before the first tick
+    s = pushed.game.s
+    teams = [int(s.ui[u, I_TEAM]) for u in range(s.ui.shape[0])
+             if s.ui[u, I_USED] and s.ui[u, I_TYPE] in (UT_CREEP_MELEE, UT_CREEP_RANGED)]
+    assert teams == [1] * 8
     for bad, field in [({"ancient_hp": 0.0}, "start_state.ancient_hp"), ({"ancient_hp": [0.5, 0.2]}, "ancient_hp"),
-                       ({"distance": [100, 200, 300]}, "start_state.distance")]:
+                       ({"distance": [100, 200, 300]}, "start_state.distance"), ({"waves": 9}, "start_state.waves")]:
         with pytest.raises(ValueError, match=field):
             MobaEnv({"mode": "1v1", "start_state": bad})
 

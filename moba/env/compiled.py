@@ -12,12 +12,12 @@ from __future__ import annotations
 import time
 
 from moba.env import observation
-from moba.env.actions import NOOP_ACTION
+from moba.env.actions import NOOP_ACTION, decode_team
 from moba.game import kernels
 from moba.game.teams import MODES
 
 # the compiled functions a game step calls from Python: when these are cached, so is everything they call
-ENTRY_POINTS = (kernels.run_ticks, kernels.update_vision, observation.encode_team)
+ENTRY_POINTS = (kernels.run_ticks, kernels.update_vision, observation.encode_team, decode_team)
 
 
 def is_cached(dispatcher) -> bool:

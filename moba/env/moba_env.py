@@ -8,7 +8,7 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.annotations import override
 
-from moba.env.actions import N_ACTION_KEYS, action_space, decode_action, validate_actions
+from moba.env.actions import N_ACTION_KEYS, action_space, decode_team, validate_actions
 from moba.env.config import EnvConfig
 from moba.env.observation import ObservationEncoder, observation_space
 from moba.env.randomization import sample_game
@@ -16,7 +16,7 @@ from moba.env.start_state import late_start_side
 from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
-from moba.game.state import F_X, F_Y, H_UNIT, NP, P_ACTIVE, P_TICK
+from moba.game.state import H_UNIT, NP
 from moba.game.teams import TEAM_NAMES, TEAM_SIZE, agent_ids, team_name, winner_name
 
 _instance_counter = itertools.count()
@@ -216,16 +216,14 @@ class MobaEnv(MultiAgentEnv):
 
     # ---- helpers -----------------------------------------------------------------------------------------------------
     def _decode(self, acts: np.ndarray) -> np.ndarray:
-        s = self.game.s
+        """The engine orders of every hero's validated action, read against the observation it acted on (compiled:
+        moba.env.actions.decode_team, one call a team)."""
+        s, n, enc = self.game.s, self.team_size, self.encoder
         orders = np.zeros((self.n_heroes, NP), np.float64)
-        for h in range(self.n_heroes):
-            team = h // self.team_size
-            o = self._obs[h]
-            u = s.hi[h, H_UNIT]
-            decode_action(acts[h], h, (s.uf[u, F_X], s.uf[u, F_Y]), self.encoder.tt[h], self.encoder.uk[h],
-                          o["action_mask"], o["unit_masks"], self.encoder.slot_units[team], orders[h])
-        orders[:, P_TICK] = np.minimum(orders[:, P_TICK], self.game.frameskip - 1)
-        orders[orders[:, P_ACTIVE] == 0, P_TICK] = 0
+        for team in (0, 1):
+            action_mask, unit_masks = enc.masks[team]
+            decode_team(acts, team * n, s.uf, s.hi[:, H_UNIT], enc.tt, enc.uk, action_mask, unit_masks,
+                        enc.slot_units[team], self.game.frameskip, orders)
         return orders
 
     def set_new_action_share(self, share: float):

@@ -613,11 +613,13 @@ class ObservationEncoder:
         self.team_size = game.team_size
         self.tt, self.uk = hero_action_table(game.hero_ab, game.abi, game.ia_ab)
         self.slot_units = np.full((2, max_units), -1, np.int64)
+        self.masks = [None, None]  # per team, the last encode's (action_mask, unit_masks) of its heroes (decode_team)
         from moba.game.engine import _IA_ITEM
         self._ia_item = _IA_ITEM
 
     def encode(self, prev_actions, lanes, lane_until) -> list[dict]:
-        """Observations of every hero (hero slot order). Also refreshes self.slot_units[team] (row -> unit)."""
+        """Observations of every hero (hero slot order). Also refreshes self.slot_units[team] (row -> unit) and
+        self.masks[team] (the team's action masks, which the per-hero observations view)."""
         g, s, n, u = self.game, self.game.s, self.team_size, self.max_units
         obs = []
         for team in (0, 1):
@@ -645,5 +647,6 @@ class ObservationEncoder:
                 arrs[key][..., col] = 0.0
             if self.disabled_actions:
                 arrs["action_mask"][:, list(self.disabled_actions)] = 0
+            self.masks[team] = arrs["action_mask"], arrs["unit_masks"]
             obs.extend({k: v[i] for k, v in arrs.items()} for i in range(n))
         return obs

@@ -1,13 +1,15 @@
 """Training games that start late, around one side (the env config's ``start_state``): a share of games begins with
 the defender's buildings named in ``destroyed`` already down and the attacker's heroes ``distance`` units from the
 defender's ancient, on the straight way from it to the attacker's fountain, all heroes at ``level``, the defender's
-ancient at ``ancient_hp`` of its health (``distance`` and ``ancient_hp`` may be ranges ``[low, high]``, drawn from per
-game: easy and hard starts in one stage); such a game lasts ``time_limit_s`` (0: the env's time limit), so that a
-stage's data holds many finishes. The attacker is the side the training runner names (``reset(options={"attacker":
-side})``: the side "main" plays) or, without one, a side drawn at random. A curriculum that starts games at the goal
-and moves the start back (a reverse curriculum, Florensa et al. 2017, "Reverse Curriculum Generation for
-Reinforcement Learning") sets a share, a distance and the ancient's health; the engine's ``GameSetup.start_destroyed``,
-``start_positions`` and ``start_ancient_hp`` do the rest.
+ancient at ``ancient_hp`` of its health and ``waves`` of the attacker's creep waves beside its heroes, marching on that
+ancient (a push under way: in this game creeps, not heroes, take most of an ancient's health). ``distance`` and
+``ancient_hp`` may be ranges ``[low, high]``, drawn from per game: easy and hard starts in one stage. Such a game
+lasts ``time_limit_s`` (0: the env's time limit), so that a stage's data holds many finishes. The attacker is the side
+the training runner names (``reset(options={"attacker": side})``: the side "main" plays) or, without one, a side drawn
+at random. A curriculum that starts games at the goal and moves the start back (a reverse curriculum, Florensa et al.
+2017, "Reverse Curriculum Generation for Reinforcement Learning") sets a share, a distance, the ancient's health and
+the waves; the engine's ``GameSetup.start_destroyed``, ``start_positions``, ``start_ancient_hp`` and ``start_waves``
+do the rest.
 """
 from __future__ import annotations
 
@@ -16,12 +18,12 @@ import math
 
 from moba.game import kernels
 from moba.game.constants import MAX_LEVEL, TEAM_NAMES, UT_ANCIENT
-from moba.game.engine import GameSetup
+from moba.game.engine import MAX_START_WAVES, GameSetup
 from moba.game.map import build_map, destroyable_names, fountain_position
 from moba.game.teams import TEAM_SIZE
 
 START_STATE_DEFAULTS = {"share": 0.0, "destroyed": (), "distance": 600.0, "level": 1, "time_limit_s": 0.0,
-                        "ancient_hp": 1.0}
+                        "ancient_hp": 1.0, "waves": 0}
 STEP = 25.0  # units: how far the start point moves toward the attacker's fountain until it is on passable ground
 
 
@@ -53,6 +55,10 @@ def checked_start_state(d, mode: str, bad) -> dict:
         bad("start_state.level", f"must be an int in [1, {MAX_LEVEL}], got {level!r}")
     hp = number_or_range(out["ancient_hp"], lambda v: 0.0 < v <= 1.0, "start_state.ancient_hp",
                          "the defender's ancient's share of its health in (0, 1]", bad)
+    waves = out["waves"]
+    if isinstance(waves, bool) or not isinstance(waves, int) or not 0 <= waves <= MAX_START_WAVES:
+        bad("start_state.waves", f"must be an int in [0, {MAX_START_WAVES}] (the attacker's creep waves at the start "
+                                 f"point), got {waves!r}")
     limit = out["time_limit_s"]
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0.0 <= limit < 1e6:
         bad("start_state.time_limit_s", f"must be a number of seconds >= 0 (0: the env's time limit), got {limit!r}")
@@ -99,8 +105,9 @@ def start_point(mode: str, attacker: int, distance: float) -> tuple:
 def late_setup(setup: GameSetup, start: dict, attacker: str, rng) -> GameSetup:
     """`setup` started late around `attacker` (a side's name): the defender's buildings of ``start["destroyed"]``
     down, the attacker's heroes at ``start_point``, every hero at ``start["level"]``, the defender's ancient at
-    ``start["ancient_hp"]`` of its health, the game ``start["time_limit_s"]`` long when that is set; a range of
-    distance or ancient_hp is drawn from with `rng`."""
+    ``start["ancient_hp"]`` of its health, ``start["waves"]`` of the attacker's creep waves at its heroes' point, the
+    game ``start["time_limit_s"]`` long when that is set; a range of distance or ancient_hp is drawn from with
+    `rng`."""
     a = TEAM_NAMES.index(attacker)
     n = TEAM_SIZE[setup.mode]
     point = start_point(setup.mode, a, drawn(start["distance"], rng))
@@ -108,9 +115,11 @@ def late_setup(setup: GameSetup, start: dict, attacker: str, rng) -> GameSetup:
     positions = tuple(point if h // n == a else None for h in range(2 * n))
     destroyed = tuple(f"{TEAM_NAMES[1 - a]}_{name}" for name in start["destroyed"])
     limit = start["time_limit_s"] or setup.time_limit_s
+    waves = tuple((start["waves"], *point) if t == a else None for t in range(2)) if start["waves"] else ()
     return dataclasses.replace(setup, start_destroyed=destroyed, start_positions=positions,
                                start_level=(start["level"],) * (2 * n), time_limit_s=limit,
-                               start_ancient_hp=((1.0, hp) if a == 0 else (hp, 1.0)) if hp < 1.0 else ())
+                               start_ancient_hp=((1.0, hp) if a == 0 else (hp, 1.0)) if hp < 1.0 else (),
+                               start_waves=waves)
 
 
 def late_start_side(setup: GameSetup) -> str | None:

@@ -29,7 +29,7 @@ from moba.game.state import (E_KILLER, E_TEAM, E_TYPE, F_ARMOR, F_BAT, F_DMG, F_
                             G_GOLD, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE,
                             GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS, H_BUILD, H_CH0, H_DEATHS, H_DEF, H_DN, H_IT0,
                             H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE, I_HERO, I_LANE, I_PROT0, I_PROT_MODE, I_TEAM,
-                            I_TIER, I_TYPE, I_UID, I_USED, NE, P_ACTIVE, P_ARMOR, P_DMG, P_HP, P_HPREG, P_MANAREG,
+                            I_TIER, I_TYPE, I_UID, I_USED, I_WP, NE, P_ACTIVE, P_ARMOR, P_DMG, P_HP, P_HPREG, P_MANAREG,
                             P_MRES, P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
 from moba.game.tables import (ABILITIES_PER_HERO, IS_ARMOR, IS_CHARGES, IS_COST, IS_DMG, IS_HP, IS_HPREG, IS_MANA,
                              IS_MANAREG, IS_MRES, IS_SPEED, tables)
@@ -38,6 +38,8 @@ from moba.game.teams import DEFAULT_TIME_LIMIT_S, MODE_1V1, MODE_5V5, TEAM_SIZE,
 PERTURB_COLUMNS = (P_HP, P_ARMOR, P_SPEED, P_HPREG, P_MANAREG, P_MRES, P_DMG)
 PERTURB_NAMES = ("hp", "armor", "move_speed", "hp_regen", "mana_regen", "magic_resist", "damage")
 MAX_SPAWN_OFFSET = 200.0  # a hero's spawn point moves at most this far (per axis) from its place beside the fountain
+MAX_START_WAVES = 8  # a start state's waves per team (GameSetup.start_waves): the unit table's room for creeps
+START_WAVE_SPACING = 150.0  # units between two waves of a start state, toward the team's fountain
 SUPPORT_WARD_EVERY_S = 120.0  # supports keep an observer ward in stock, restocked at most this often
 _IA_ITEM = np.array([item_id(n) for n in ITEM_ACTIONS], np.int64)
 _TP, _SALVE, _CLARITY, _WARD = (item_id(n) for n in ("town_portal_scroll", "healing_salve", "clarity",
@@ -71,6 +73,10 @@ class GameSetup:
     # per team, its ancient's health at the start as a share of its full health, in (0, 1] (a start state near the
     # goal: the health taken before the start pays no reward); empty = full
     start_ancient_hp: tuple = ()
+    # per team, None or (waves, x, y): that many of the team's creep waves already at (x, y) (on passable ground; each
+    # wave START_WAVE_SPACING behind the one before, toward the team's fountain), marching on the enemy's ancient: a
+    # push under way at the start; empty = none
+    start_waves: tuple = ()
 
     def resolved_time_limit_s(self) -> float:
         """The game's time limit in seconds: time_limit_s, or the mode's default when it is 0."""
@@ -107,6 +113,11 @@ class GameSetup:
                 isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v <= 1.0
                 for v in self.start_ancient_hp)):
             raise ValueError(f"start_ancient_hp: one share in (0, 1] per team (2), got {self.start_ancient_hp!r}")
+        if self.start_waves:
+            terrain = build_map(self.mode).terrain
+            if len(self.start_waves) != 2 or not all(w is None or _is_wave_spec(w, terrain) for w in self.start_waves):
+                raise ValueError(f"start_waves: per team (2) None or (waves in [0, {MAX_START_WAVES}], x, y) on "
+                                 f"passable ground, got {self.start_waves!r}")
         if self.start_destroyed or self.start_positions:
             layout = build_map(self.mode)
             destroyable = destroyable_names(layout.buildings)
@@ -121,6 +132,15 @@ class GameSetup:
                     raise ValueError(f"start_positions: each a point (x, y) on passable ground of the {self.mode} "
                                      f"map, got {p!r}")
         return GameSetup(**{**asdict(self), "lineup": lineup})
+
+
+def _is_wave_spec(w, terrain) -> bool:
+    """Whether `w` is a start_waves entry: (waves in [0, MAX_START_WAVES], x, y) with (x, y) on passable ground."""
+    def number(v) -> bool:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    return (isinstance(w, (tuple, list)) and len(w) == 3 and isinstance(w[0], int) and not isinstance(w[0], bool)
+            and 0 <= w[0] <= MAX_START_WAVES and number(w[1]) and number(w[2])
+            and kernels.passable(terrain, float(w[1]), float(w[2])))
 
 
 @dataclass
@@ -160,6 +180,7 @@ class Game:
         if _state is None:
             self._apply_start_state()
             self._init_state()
+            self._place_waves()
         self.stats = [TeamStats(), TeamStats()]
         self.last_events = np.zeros((0, NE), np.int64)
 
@@ -196,6 +217,38 @@ class Game:
         for team, share in enumerate(self.setup.start_ancient_hp):
             u = self.ancient_idx[team]
             s.uf[u, F_HP] = s.uf[u, F_MAXHP] * share
+
+    def _place_waves(self):
+        """The setup's start_waves: each team's waves spawned as the game would spawn them, moved to the point given
+        (each wave START_WAVE_SPACING farther toward the team's fountain) and set on the last waypoint of their lane
+        (the enemy's ancient); the other team's creeps of those spawns removed."""
+        s = self.s
+        placed = False
+        for team, spec in enumerate(self.setup.start_waves):
+            if spec is None or spec[0] == 0:
+                continue
+            count, x, y = spec
+            f = self.fountain_idx[team]
+            dx, dy = s.uf[f, F_X] - x, s.uf[f, F_Y] - y
+            norm = math.hypot(dx, dy) or 1.0
+            for w in range(count):
+                used = s.ui[:, I_USED].copy()
+                kernels.spawn_waves(s.uf, s.ui, s.gf, s.gi, self.wp, self.lane_on, self.rax)
+                new = np.nonzero((s.ui[:, I_USED] == 1) & (used == 0))[0]
+                k = 0
+                for u in new:
+                    if s.ui[u, I_TEAM] != team:
+                        s.ui[u, I_USED] = 0
+                        s.ui[u, I_ALIVE] = 0
+                        continue
+                    back = w * START_WAVE_SPACING
+                    s.uf[u, F_X] = x + dx / norm * back + (k % 4) * 40.0 - 60.0
+                    s.uf[u, F_Y] = y + dy / norm * back + (k // 4) * 40.0
+                    s.ui[u, I_WP] = self.wpn[team, s.ui[u, I_LANE]] - 1
+                    k += 1
+                    placed = True
+        if placed:
+            kernels.update_vision(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis)
 
     def _init_building(self, u, b):
         s = self.s

@@ -3,7 +3,8 @@ agents are pulled from the runners, the curriculum (``OpponentsCallback.curricul
 the current level is pushed to the runners, a row per opponent goes to ``<trial dir>/opponents.csv`` (iteration,
 opponent, share, games, wins, draws, win rate; the games won outright, in all and as Radiant) and a summary to
 ``result["opponents"]`` (``fixed_outright_win_rate``: the share of the games against fixed agents that "main" won by
-destroying the enemy ancient).
+destroying the enemy ancient; ``fixed_games`` and the win rates count the full games, not those that started late,
+which have rows of their own, training.opponents.late_start_label).
 
 With Jump-Start RL (``opponents.jump_start``) the same games move its stages (``OpponentsCallback.jump_start``,
 policies/league/jump_start.py), and the current stage's hand-over time is pushed to the runners.
@@ -24,11 +25,18 @@ from policies.league.jump_start import JumpStart
 from policies.league.ratings import DRAW, WIN
 from training.csv_files import append_csv_rows
 from training.opponents import (AS_RADIANT, CSV_NAME, CSV_COLUMNS, OUTRIGHT, OUTRIGHT_AS_RADIANT, collect_from_runner,
-                                has_opponent_mix, install_handover, install_level)
+                                has_opponent_mix, install_handover, install_level, is_late_start)
 from training.settings import run_settings
 from callbacks.trial_files import TrialFilesCallback
 
 RADIANT_SIDE = TEAM_NAMES[0]
+
+
+def full_game_totals(rows: list) -> tuple[int, int, int]:
+    """The games, wins and outright wins of an iteration's opponents.csv rows that judge the agent: the full games,
+    not those that started late (the env's start_state: rows of their own, training.opponents.late_start_label)."""
+    full = [r for r in rows if not is_late_start(r["opponent"])]
+    return sum(r["games"] for r in full), sum(r["wins"] for r in full), sum(r[OUTRIGHT] for r in full)
 
 
 class OpponentsCallback(TrialFilesCallback):
@@ -112,9 +120,7 @@ class OpponentsCallback(TrialFilesCallback):
                          "curriculum_level": curriculum.level if curriculum is not None else ""})
             summary[name] = {"games": games, "win_rate": win_rate, "share": shares.get(name, 0.0)}
         append_csv_rows(self.trial_path(algorithm, CSV_NAME), CSV_COLUMNS, rows)
-        fixed_games = sum(v["games"] for v in summary.values())
-        fixed_wins = sum(played.get(n, {}).get(WIN, 0) for n in summary)
-        fixed_outright = sum(r[OUTRIGHT] for r in rows)  # rows: one per opponent of the summary
+        fixed_games, fixed_wins, fixed_outright = full_game_totals(rows)
         result["opponents"] = {
             "mix": {k: v for k, v in shares.items()}, "by_opponent": summary,
             "fixed_games": fixed_games, "fixed_win_rate": fixed_wins / fixed_games if fixed_games else math.nan,

@@ -45,7 +45,7 @@ import yaml
 
 from training import run_config
 from training.cli import user_errors
-from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT, late_start_label
+from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT, is_late_start
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEP_KEYS = {"config", "minutes", "env_steps", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
@@ -188,7 +188,7 @@ def outright_wins(run_dir: str) -> dict:
     rows = opponents_rows(run_dir)
     if rows is None or OUTRIGHT not in rows:
         return {}
-    late = rows["opponent"].astype(str).str.endswith(late_start_label(""))
+    late = rows["opponent"].astype(str).map(is_late_start)
     out = {}
     for prefix, part in (("", rows[~late]), ("late_", rows[late])):
         games, won = int(part["games"].sum()), int(part[OUTRIGHT].sum())
@@ -207,7 +207,7 @@ def outright_by_side(run_dir: str, m):
     rows = opponents_rows(run_dir)
     if rows is None or OUTRIGHT_AS_RADIANT not in rows or "iteration" not in m or "agent_steps" not in m:
         return None
-    rows = rows[~rows["opponent"].astype(str).str.endswith(late_start_label(""))]  # the full games
+    rows = rows[~rows["opponent"].astype(str).map(is_late_start)]  # the full games
     it = rows.groupby("iteration")[["games", AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT]].sum()
     it = it.join(m.set_index("iteration")["agent_steps"], how="inner")
     out = pd.DataFrame({"agent_steps": it["agent_steps"]})

@@ -251,3 +251,11 @@ def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpo
             lambda er: er.matchups.opponents.handover_s, local_env_runner=False) == [0.0]
     finally:
         restored.stop()
+
+
+def test_the_iterations_fixed_agent_figures_count_the_full_games_not_the_late_starts():
+    from callbacks.opponents import full_game_totals
+    rows = [{"opponent": "scripted_3", "games": 4, "wins": 2, "outright_wins": 1},
+            {"opponent": "scripted_3 (late start)", "games": 10, "wins": 9, "outright_wins": 8},
+            {"opponent": "random (guided to 2 s)", "games": 3, "wins": 3, "outright_wins": 0}]
+    assert full_game_totals(rows) == (7, 5, 1)

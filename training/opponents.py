@@ -136,10 +136,18 @@ def game_started(env_runner, env_index: int) -> dict | None:
     return opp.matchup(kind)
 
 
+LATE_START_SUFFIX = " (late start)"
+
+
 def late_start_label(opponent: str) -> str:
     """The name the games that started late (the env's start_state) against `opponent` are recorded under: apart
     from its full games, which judge the agent."""
-    return f"{opponent} (late start)"
+    return f"{opponent}{LATE_START_SUFFIX}"
+
+
+def is_late_start(name: str) -> bool:
+    """Whether a recorded opponent name is that of games that started late (late_start_label)."""
+    return name.endswith(LATE_START_SUFFIX)
 
 
 def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,

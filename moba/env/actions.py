@@ -224,12 +224,30 @@ def action_mask_for(uf, ui, hf, hi, gf, h, tt_row, uk_row, umask, abi, abf, hero
             out[A_SHRINE] = 1
 
 
+@njit(cache=True)
 def offset_step(target_type: int) -> float:
+    """The offset grid's step, in map units, of a target type's actions."""
     if target_type == TT_WARD:
         return OFFSET_STEP_WARD
-    if target_type in (TT_UNIT_OFFSET, TT_TELEPORT):
+    if target_type == TT_UNIT_OFFSET or target_type == TT_TELEPORT:
         return OFFSET_STEP_REGULAR
     return OFFSET_STEP_CASTER
+
+
+@njit(cache=True)
+def order_kind(p: int):
+    """The engine order's (kind, argument) of primary action `p` (not the no-op)."""
+    if p == A_MOVE:
+        return OK_MOVE, 0
+    if p == A_ATTACK:
+        return OK_ATTACK, 0
+    if A_ABILITY0 <= p < A_ITEM0:
+        return OK_ABILITY, p - A_ABILITY0
+    if A_ITEM0 <= p < A_BUYBACK:
+        return OK_ITEM, p - A_ITEM0
+    if p == A_BUYBACK:
+        return OK_BUYBACK, 0
+    return OK_SHRINE, 0
 
 
 # target types whose actions read the unit parameter (TARGET_TYPE_READS_UNIT as an array, for the compiled decoder)
@@ -254,28 +272,12 @@ def decode_team(acts, h0, uf, hero_units, tt, uk, action_mask, unit_masks, slot_
             if unit_masks[i, uk[h, p], unit_row] == 0:
                 continue
             unit = slot_units[unit_row]
-        if t == TT_WARD:
-            step = OFFSET_STEP_WARD
-        elif t == TT_UNIT_OFFSET or t == TT_TELEPORT:
-            step = OFFSET_STEP_REGULAR
-        else:
-            step = OFFSET_STEP_CASTER
+        step = offset_step(t)
         dx, dy = (ox - N_OFFSETS // 2) * step, (oy - N_OFFSETS // 2) * step
         if t == TT_POINT or t == TT_WARD:
             u = hero_units[h]
             dx, dy = uf[u, F_X] + dx, uf[u, F_Y] + dy
-        if p == A_MOVE:
-            kind, arg = OK_MOVE, 0
-        elif p == A_ATTACK:
-            kind, arg = OK_ATTACK, 0
-        elif A_ABILITY0 <= p < A_ITEM0:
-            kind, arg = OK_ABILITY, p - A_ABILITY0
-        elif A_ITEM0 <= p < A_BUYBACK:
-            kind, arg = OK_ITEM, p - A_ITEM0
-        elif p == A_BUYBACK:
-            kind, arg = OK_BUYBACK, 0
-        else:
-            kind, arg = OK_SHRINE, 0
+        kind, arg = order_kind(p)
         out[h, P_ACTIVE], out[h, P_TICK], out[h, P_KIND], out[h, P_ARG] = 1.0, min(delay, frameskip - 1), kind, arg
         out[h, P_UNIT], out[h, P_X], out[h, P_Y] = unit, dx, dy
 
@@ -298,18 +300,7 @@ def decode_action(act: np.ndarray, h: int, hero_pos: tuple, tt_row: np.ndarray, 
     dx, dy = (ox - N_OFFSETS // 2) * step, (oy - N_OFFSETS // 2) * step
     if tt in (TT_POINT, TT_WARD):
         dx, dy = hero_pos[0] + dx, hero_pos[1] + dy
-    if p == A_MOVE:
-        kind, arg = OK_MOVE, 0
-    elif p == A_ATTACK:
-        kind, arg = OK_ATTACK, 0
-    elif A_ABILITY0 <= p < A_ITEM0:
-        kind, arg = OK_ABILITY, p - A_ABILITY0
-    elif A_ITEM0 <= p < A_BUYBACK:
-        kind, arg = OK_ITEM, p - A_ITEM0
-    elif p == A_BUYBACK:
-        kind, arg = OK_BUYBACK, 0
-    else:
-        kind, arg = OK_SHRINE, 0
+    kind, arg = order_kind(p)
     out[P_ACTIVE], out[P_TICK], out[P_KIND], out[P_ARG] = 1.0, delay, kind, arg
     out[P_UNIT], out[P_X], out[P_Y] = unit, dx, dy
     return True

@@ -132,7 +132,7 @@ def test_play_scores_capped_games_by_the_rule_and_references_record_theirs(monke
     records the rule, and a version is only rated under the rule its references were rated with."""
     import policies.agents.by_name
     none = {"towers": 0, "barracks": 0, "shrines": 0, "kills": 0}
-    monkeypatch.setattr(policies.agents.by_name, "play_game", lambda env, radiant, dire, seed=0, on_step=None, options=None: {
+    monkeypatch.setattr(policies.agents.by_name, "play_game", lambda env, radiant, dire, seed=0, **kw: {
         "winner": "none", "raw_return": {"radiant": 2.0, "dire": 7.0}, "game_time_s": 10.0,
         "destroyed_by": {"radiant": none, "dire": none}})
     args = ("1v1", object(), object())

@@ -318,7 +318,7 @@ def test_evaluate_plays_every_game_from_the_start_state_around_the_agent(tmp_pat
                                                         "level: 10}"])
     assert evaluate.env_games(args)["start_state"] == {"share": 1.0, "destroyed": ["tower_mid_1", "tower_mid_2"],
                                                       "distance": 800.0, "level": 10, "time_limit_s": 0.0,
-                                                      "ancient_hp": 1.0, "waves": 0}
+                                                      "ancient_hp": 1.0, "waves": 0, "defender_dead_s": 0.0}
     s = evaluate.evaluate(args, log=lambda line: None)
     assert s["start_state"]["share"] == 1.0 and json.loads(json.dumps(s)) == s
     for path in s["replays"]:

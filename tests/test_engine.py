@@ -595,3 +595,21 @@ def test_a_game_can_start_with_a_teams_creep_waves_at_the_enemy_base():
         if g.terminated:
             break
     assert g.winner == 0 and g.s.uf[crystal, F_HP] <= 0.0 and g.time < 45.0
+
+
+def test_a_game_can_start_with_a_hero_dead_and_its_buyback_on_cooldown():
+    """GameSetup.start_dead_s: the hero is dead before the first tick (no death or kill counted), cannot buy back, and
+    respawns at its fountain after that many seconds."""
+    from moba.game.state import G_BB_CD, G_RESPAWN, H_DEATHS, H_UNIT
+    g = make_game("1v1", start_dead_s=(0.0, 3.0), start_gold=(600.0, 100000.0))  # gold enough to buy back
+    dire = g.s.hi[1, H_UNIT]
+    assert g.s.ui[dire, I_ALIVE] == 0 and g.s.hf[1, G_RESPAWN] == 3.0 and g.s.hf[1, G_BB_CD] == 3.0
+    buyback = order(g, 1, OK_BUYBACK)
+    g.step(buyback)
+    assert g.s.ui[dire, I_ALIVE] == 0  # the buyback is on cooldown
+    while g.time < 3.2:
+        g.step(no_orders(g))
+    assert g.s.ui[dire, I_ALIVE] == 1 and g.s.uf[dire, F_HP] == g.s.uf[dire, F_MAXHP]
+    assert g.s.hi[1, H_DEATHS] == 0 and g.stats[0].kills == 0
+    with pytest.raises(ValueError, match="start_dead_s"):
+        make_game("1v1", start_dead_s=(0.0, -1.0))

@@ -585,8 +585,15 @@ def test_a_late_start_can_begin_with_the_defenders_ancient_hurt_and_draw_its_sta
     teams = [int(s.ui[u, I_TEAM]) for u in range(s.ui.shape[0])
              if s.ui[u, I_USED] and s.ui[u, I_TYPE] in (UT_CREEP_MELEE, UT_CREEP_RANGED)]
     assert teams == [1] * 8
+    killed = MobaEnv({"mode": "1v1", "seed": 3, "start_state": {**late, "defender_dead_s": [5.0, 10.0]}})
+    killed.reset(options={"attacker": "dire"})  # Radiant, the defender, dead for 5-10 s; Dire's hero alive
+    s = killed.game.s
+    assert [int(s.ui[s.hi[h, H_UNIT], I_ALIVE]) for h in (0, 1)] == [0, 1]
+    from moba.game.state import G_RESPAWN
+    assert 5.0 <= s.hf[0, G_RESPAWN] <= 10.0
     for bad, field in [({"ancient_hp": 0.0}, "start_state.ancient_hp"), ({"ancient_hp": [0.5, 0.2]}, "ancient_hp"),
-                       ({"distance": [100, 200, 300]}, "start_state.distance"), ({"waves": 9}, "start_state.waves")]:
+                       ({"distance": [100, 200, 300]}, "start_state.distance"), ({"waves": 9}, "start_state.waves"),
+                       ({"defender_dead_s": 500}, "start_state.defender_dead_s")]:
         with pytest.raises(ValueError, match=field):
             MobaEnv({"mode": "1v1", "start_state": bad})
 

@@ -1,15 +1,16 @@
 """Training games that start late, around one side (the env config's ``start_state``): a share of games begins with
 the defender's buildings named in ``destroyed`` already down and the attacker's heroes ``distance`` units from the
 defender's ancient, on the straight way from it to the attacker's fountain, all heroes at ``level``, the defender's
-ancient at ``ancient_hp`` of its health and ``waves`` of the attacker's creep waves beside its heroes, marching on that
-ancient (a push under way: in this game creeps, not heroes, take most of an ancient's health). ``distance`` and
-``ancient_hp`` may be ranges ``[low, high]``, drawn from per game: easy and hard starts in one stage. Such a game
-lasts ``time_limit_s`` (0: the env's time limit), so that a stage's data holds many finishes. The attacker is the side
-the training runner names (``reset(options={"attacker": side})``: the side "main" plays) or, without one, a side drawn
-at random. A curriculum that starts games at the goal and moves the start back (a reverse curriculum, Florensa et al.
-2017, "Reverse Curriculum Generation for Reinforcement Learning") sets a share, a distance, the ancient's health and
-the waves; the engine's ``GameSetup.start_destroyed``, ``start_positions``, ``start_ancient_hp`` and ``start_waves``
-do the rest.
+ancient at ``ancient_hp`` of its health, ``waves`` of the attacker's creep waves beside its heroes, marching on that
+ancient (a push under way: in this game creeps, not heroes, take most of an ancient's health), and the defender's
+heroes dead for ``defender_dead_s`` seconds (a kill just made). ``distance``, ``ancient_hp`` and ``defender_dead_s``
+may be ranges ``[low, high]``, drawn from per game: easy and hard starts in one stage. Such a game lasts
+``time_limit_s`` (0: the env's time limit), so that a stage's data holds many finishes. The attacker is the side the
+training runner names (``reset(options={"attacker": side})``: the side "main" plays) or, without one, a side drawn at
+random. A curriculum that starts games at the goal and moves the start back (a reverse curriculum, Florensa et al.
+2017, "Reverse Curriculum Generation for Reinforcement Learning") sets a share, a distance, the ancient's health, the
+waves and the defender's respawn; the engine's ``GameSetup.start_destroyed``, ``start_positions``,
+``start_ancient_hp``, ``start_waves`` and ``start_dead_s`` do the rest.
 """
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ import math
 
 from moba.game import kernels
 from moba.game.constants import MAX_LEVEL, TEAM_NAMES, UT_ANCIENT
-from moba.game.engine import MAX_START_WAVES, GameSetup
+from moba.game.engine import MAX_START_DEAD_S, MAX_START_WAVES, GameSetup
 from moba.game.map import build_map, destroyable_names, fountain_position
 from moba.game.teams import TEAM_SIZE
 
 START_STATE_DEFAULTS = {"share": 0.0, "destroyed": (), "distance": 600.0, "level": 1, "time_limit_s": 0.0,
-                        "ancient_hp": 1.0, "waves": 0}
+                        "ancient_hp": 1.0, "waves": 0, "defender_dead_s": 0.0}
 STEP = 25.0  # units: how far the start point moves toward the attacker's fountain until it is on passable ground
 
 
@@ -59,11 +60,15 @@ def checked_start_state(d, mode: str, bad) -> dict:
     if isinstance(waves, bool) or not isinstance(waves, int) or not 0 <= waves <= MAX_START_WAVES:
         bad("start_state.waves", f"must be an int in [0, {MAX_START_WAVES}] (the attacker's creep waves at the start "
                                  f"point), got {waves!r}")
+    dead = number_or_range(out["defender_dead_s"], lambda v: 0.0 <= v <= MAX_START_DEAD_S,
+                           "start_state.defender_dead_s",
+                           f"the seconds the defender's heroes stay dead at the start, in [0, {MAX_START_DEAD_S:g}]",
+                           bad)
     limit = out["time_limit_s"]
     if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0.0 <= limit < 1e6:
         bad("start_state.time_limit_s", f"must be a number of seconds >= 0 (0: the env's time limit), got {limit!r}")
     return {**out, "share": float(share), "destroyed": tuple(out["destroyed"]), "distance": distance,
-            "time_limit_s": float(limit), "ancient_hp": hp}
+            "time_limit_s": float(limit), "ancient_hp": hp, "defender_dead_s": dead}
 
 
 def _is_number(v) -> bool:
@@ -106,8 +111,8 @@ def late_setup(setup: GameSetup, start: dict, attacker: str, rng) -> GameSetup:
     """`setup` started late around `attacker` (a side's name): the defender's buildings of ``start["destroyed"]``
     down, the attacker's heroes at ``start_point``, every hero at ``start["level"]``, the defender's ancient at
     ``start["ancient_hp"]`` of its health, ``start["waves"]`` of the attacker's creep waves at its heroes' point, the
-    game ``start["time_limit_s"]`` long when that is set; a range of distance or ancient_hp is drawn from with
-    `rng`."""
+    defender's heroes dead for ``start["defender_dead_s"]`` seconds, the game ``start["time_limit_s"]`` long when that
+    is set; a range of distance, ancient_hp or defender_dead_s is drawn from with `rng`."""
     a = TEAM_NAMES.index(attacker)
     n = TEAM_SIZE[setup.mode]
     point = start_point(setup.mode, a, drawn(start["distance"], rng))
@@ -116,10 +121,12 @@ def late_setup(setup: GameSetup, start: dict, attacker: str, rng) -> GameSetup:
     destroyed = tuple(f"{TEAM_NAMES[1 - a]}_{name}" for name in start["destroyed"])
     limit = start["time_limit_s"] or setup.time_limit_s
     waves = tuple((start["waves"], *point) if t == a else None for t in range(2)) if start["waves"] else ()
+    dead = drawn(start["defender_dead_s"], rng)
+    dead_s = tuple(0.0 if h // n == a else dead for h in range(2 * n)) if dead > 0 else ()
     return dataclasses.replace(setup, start_destroyed=destroyed, start_positions=positions,
                                start_level=(start["level"],) * (2 * n), time_limit_s=limit,
                                start_ancient_hp=((1.0, hp) if a == 0 else (hp, 1.0)) if hp < 1.0 else (),
-                               start_waves=waves)
+                               start_waves=waves, start_dead_s=dead_s)
 
 
 def late_start_side(setup: GameSetup) -> str | None:

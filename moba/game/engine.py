@@ -25,12 +25,12 @@ from moba.game.heroes import HEROES
 from moba.game.items import INVENTORY_SLOTS, ITEM_ACTIONS, ITEMS, item_id
 from moba.game.map import build_map, destroyable_names
 from moba.game.state import (E_KILLER, E_TEAM, E_TYPE, F_ARMOR, F_BAT, F_DMG, F_GOLD, F_HP, F_HPREG, F_MANA, F_MANAREG,
-                            F_MAXHP, F_MAXMANA, F_MRES, F_RANGE, F_SPEED, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_EARNED,
-                            G_GOLD, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE,
-                            GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS, H_BUILD, H_CH0, H_DEATHS, H_DEF, H_DN, H_IT0,
-                            H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE, I_HERO, I_LANE, I_PROT0, I_PROT_MODE, I_TEAM,
-                            I_TIER, I_TYPE, I_UID, I_USED, I_WP, NE, P_ACTIVE, P_ARMOR, P_DMG, P_HP, P_HPREG, P_MANAREG,
-                            P_MRES, P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
+                             F_MAXHP, F_MAXMANA, F_MRES, F_RANGE, F_SPEED, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_BB_CD,
+                             G_EARNED, G_GOLD, G_RESPAWN, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS,
+                             GI_EV_N, GI_FIRST_FREE, GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS, H_BUILD, H_CH0, H_DEATHS,
+                             H_DEF, H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE, I_HERO, I_LANE, I_PROT0,
+                             I_PROT_MODE, I_TEAM, I_TIER, I_TYPE, I_UID, I_USED, I_WP, NE, P_ACTIVE, P_ARMOR, P_DMG,
+                             P_HP, P_HPREG, P_MANAREG, P_MRES, P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
 from moba.game.tables import (ABILITIES_PER_HERO, IS_ARMOR, IS_CHARGES, IS_COST, IS_DMG, IS_HP, IS_HPREG, IS_MANA,
                              IS_MANAREG, IS_MRES, IS_SPEED, tables)
 from moba.game.teams import DEFAULT_TIME_LIMIT_S, MODE_1V1, MODE_5V5, TEAM_SIZE, check_mode, team_name, winner_name
@@ -40,6 +40,7 @@ PERTURB_NAMES = ("hp", "armor", "move_speed", "hp_regen", "mana_regen", "magic_r
 MAX_SPAWN_OFFSET = 200.0  # a hero's spawn point moves at most this far (per axis) from its place beside the fountain
 MAX_START_WAVES = 8  # a start state's waves per team (GameSetup.start_waves): the unit table's room for creeps
 START_WAVE_SPACING = 150.0  # units between two waves of a start state, toward the team's fountain
+MAX_START_DEAD_S = 120.0  # a start state's dead hero respawns within this many seconds (GameSetup.start_dead_s)
 SUPPORT_WARD_EVERY_S = 120.0  # supports keep an observer ward in stock, restocked at most this often
 _IA_ITEM = np.array([item_id(n) for n in ITEM_ACTIONS], np.int64)
 _TP, _SALVE, _CLARITY, _WARD = (item_id(n) for n in ("town_portal_scroll", "healing_salve", "clarity",
@@ -77,6 +78,9 @@ class GameSetup:
     # wave START_WAVE_SPACING behind the one before, toward the team's fountain), marching on the enemy's ancient: a
     # push under way at the start; empty = none
     start_waves: tuple = ()
+    # per hero, the seconds it is still dead at the start (a kill just made: it respawns at its fountain then, and
+    # cannot buy back before); 0 = alive; empty = all alive
+    start_dead_s: tuple = ()
 
     def resolved_time_limit_s(self) -> float:
         """The game's time limit in seconds: time_limit_s, or the mode's default when it is 0."""
@@ -94,7 +98,7 @@ class GameSetup:
         if not isinstance(self.frameskip, int) or not 1 <= self.frameskip <= MAX_FRAMESKIP:
             raise ValueError(f"frameskip must be an int in [1, {MAX_FRAMESKIP}], got {self.frameskip!r}")
         for key in ("start_level", "start_gold", "perturb", "skill_priority", "item_builds", "spawn_offsets",
-                    "start_positions"):
+                    "start_positions", "start_dead_s"):
             v = getattr(self, key)
             if v and len(v) != n:
                 raise ValueError(f"{key}: one entry per hero ({n}), got {len(v)}")
@@ -113,6 +117,9 @@ class GameSetup:
                 isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 < v <= 1.0
                 for v in self.start_ancient_hp)):
             raise ValueError(f"start_ancient_hp: one share in (0, 1] per team (2), got {self.start_ancient_hp!r}")
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= MAX_START_DEAD_S
+                   for v in self.start_dead_s):
+            raise ValueError(f"start_dead_s: each in [0, {MAX_START_DEAD_S}] seconds, got {self.start_dead_s!r}")
         if self.start_waves:
             terrain = build_map(self.mode).terrain
             if len(self.start_waves) != 2 or not all(w is None or _is_wave_spec(w, terrain) for w in self.start_waves):
@@ -181,6 +188,7 @@ class Game:
             self._apply_start_state()
             self._init_state()
             self._place_waves()
+            self._dead_at_start()
         self.stats = [TeamStats(), TeamStats()]
         self.last_events = np.zeros((0, NE), np.int64)
 
@@ -248,6 +256,21 @@ class Game:
                     k += 1
                     placed = True
         if placed:
+            kernels.update_vision(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis)
+
+    def _dead_at_start(self):
+        """The setup's start_dead_s: each such hero dead before the first tick (no death counted, no kill, no reward),
+        respawning at its fountain after that many seconds; its buyback is on cooldown as long (else a bot with the
+        gold buys back at once, and the start is no start)."""
+        s = self.s
+        for h, seconds in enumerate(self.setup.start_dead_s):
+            if seconds > 0:
+                u = s.hi[h, H_UNIT]
+                s.ui[u, I_ALIVE] = 0
+                s.uf[u, F_HP] = 0.0
+                s.hf[h, G_RESPAWN] = float(seconds)
+                s.hf[h, G_BB_CD] = float(seconds)
+        if any(v > 0 for v in self.setup.start_dead_s):
             kernels.update_vision(s.uf, s.ui, s.hf, s.hi, s.gf, s.gi, s.vis)
 
     def _init_building(self, u, b):

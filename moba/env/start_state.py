@@ -43,7 +43,7 @@ def checked_start_state(d, mode: str, bad) -> dict:
         bad("start_state", f"unknown key(s) {unknown}; allowed: {list(START_STATE_DEFAULTS)}")
     out = {**START_STATE_DEFAULTS, **d}
     share, distance, level = out["share"], out["distance"], out["level"]
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
+    if not _is_number(share) or not 0.0 <= share <= 1.0:
         bad("start_state.share", f"must be a number in [0, 1], got {share!r}")
     names = destroyable(mode)
     if not isinstance(out["destroyed"], (list, tuple)) or any(n not in names for n in out["destroyed"]) \
@@ -65,7 +65,7 @@ def checked_start_state(d, mode: str, bad) -> dict:
                            f"the seconds the defender's heroes stay dead at the start, in [0, {MAX_START_DEAD_S:g}]",
                            bad)
     limit = out["time_limit_s"]
-    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not 0.0 <= limit < 1e6:
+    if not _is_number(limit) or not 0.0 <= limit < 1e6:
         bad("start_state.time_limit_s", f"must be a number of seconds >= 0 (0: the env's time limit), got {limit!r}")
     return {**out, "share": float(share), "destroyed": tuple(out["destroyed"]), "distance": distance,
             "time_limit_s": float(limit), "ancient_hp": hp, "defender_dead_s": dead}

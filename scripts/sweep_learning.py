@@ -43,9 +43,10 @@ import sys
 
 import yaml
 
+from policies.league.start_stages import is_late_start
 from training import run_config
 from training.cli import user_errors
-from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT, is_late_start
+from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SWEEP_KEYS = {"config", "minutes", "env_steps", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
@@ -132,7 +133,7 @@ def run_arm(sweep: dict, arm: str, minutes: float, log=print) -> dict:
 
 CURVE_COLUMNS = ("iteration", "time_s", "agent_steps", "curriculum_level", "curriculum_window_win_rate",
                  "kickstart_kl", "minibatches_applied", "fixed_games", "fixed_win_rate", "jump_start_handover_s",
-                 "vf_explained_var")
+                 "start_stage", "vf_explained_var")
 LAST_MINUTES = 5.0  # the table's "lately" figures: means over the arm's last minutes of training
 
 
@@ -162,14 +163,16 @@ def progress(run_dir: str) -> dict:
         games = late["fixed_games"].fillna(0)
         fixed_win = float((late["fixed_win_rate"].fillna(0) * games).sum() / games.sum())
     handover = m["jump_start_handover_s"].dropna() if "jump_start_handover_s" in m else []
+    stage = m["start_stage"].dropna() if "start_stage" in m else []
     return {"agent_steps": int(m["agent_steps"].max()) if "agent_steps" in m else None,
             "gradient_steps": int(m["minibatches_applied"].sum()) if "minibatches_applied" in m else None,
             "window_win_late": mean("curriculum_window_win_rate"), "kickstart_kl_late": mean("kickstart_kl"),
             "level_late": int(late["curriculum_level"].max()) if "curriculum_level" in late
             and late["curriculum_level"].notna().any() else None,
-            # the games against fixed agents won (the config's time-limit rule) over the last minutes, and the
-            # last hand-over time of Jump-Start RL
-            "fixed_win_late": fixed_win, "handover_last": float(handover.iloc[-1]) if len(handover) else None}
+            # the games against fixed agents won (the config's time-limit rule) over the last minutes, the last
+            # hand-over time of Jump-Start RL and the last stage of the late starts (opponents.start_stages)
+            "fixed_win_late": fixed_win, "handover_last": float(handover.iloc[-1]) if len(handover) else None,
+            "start_stage_last": int(stage.iloc[-1]) if len(stage) else None}
 
 
 def opponents_rows(run_dir: str):
@@ -183,7 +186,7 @@ def opponents_rows(run_dir: str):
 def outright_wins(run_dir: str) -> dict:
     """The training games against fixed agents won outright (the enemy ancient destroyed) over the whole run, in all
     and by side (the trial's opponents.csv; {} for a run without the columns, measured before 2026-11-28): the full
-    games, and under ``late_`` keys those that started late (the env's start_state; training.opponents
+    games, and under ``late_`` keys those that started late (the env's start_state; policies.league.start_stages
     .late_start_label)."""
     rows = opponents_rows(run_dir)
     if rows is None or OUTRIGHT not in rows:
@@ -240,7 +243,7 @@ def table(arms: dict, levels: list) -> str:
     wins: against the full bot, or against the sweep's final_against agents."""
     head = ["arm", "overrides", *[f"{lv}: min / agent steps" for lv in levels], "agent steps", "gradient steps",
             f"window win, last {LAST_MINUTES:g} min (level)", f"fixed agents' games won, last {LAST_MINUTES:g} min",
-            "hand-over at the end (s)", f"kickstart KL, last {LAST_MINUTES:g} min",
+            "hand-over (s) or late-start stage at the end", f"kickstart KL, last {LAST_MINUTES:g} min",
             "fixed agents' games won outright (by main's side)",
             "final wins (vs the full bot unless named; objective; kills)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -251,11 +254,18 @@ def table(arms: dict, levels: list) -> str:
         win = _fmt(pr.get("window_win_late"), ".2f")
         cells += [_fmt(pr.get("agent_steps"), ","), _fmt(pr.get("gradient_steps"), ","),
                   win if pr.get("level_late") is None or win == "-" else f"{win} ({pr['level_late']})",
-                  _fmt(pr.get("fixed_win_late"), ".2f"), _fmt(pr.get("handover_last"), "g"),
+                  _fmt(pr.get("fixed_win_late"), ".2f"), end_stage_cell(pr),
                   _fmt(pr.get("kickstart_kl_late"), ".2f"), outright_cell(outright_wins(r.get("run_dir", "")))]
         cells.append(final_cell(r.get("final") or {}))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def end_stage_cell(pr: dict) -> str:
+    """Where the arm's stages ended: Jump-Start RL's hand-over time, or the late starts' stage ("stage 3")."""
+    if pr.get("handover_last") is not None:
+        return format(pr["handover_last"], "g")
+    return "-" if pr.get("start_stage_last") is None else f"stage {pr['start_stage_last']}"
 
 
 def level_cell(r: dict, level: str) -> str:
@@ -314,9 +324,10 @@ def curves_figure(arms: dict):
     climbing = has("curriculum_level")
     win_label = "window win rate vs the current level" if climbing else "win rate vs the fixed agents (~20 games)"
     fig, axes = plt.subplots(2, 2, figsize=(11, 7.2))
-    if climbing or has("jump_start_handover_s"):
+    if climbing or has("jump_start_handover_s") or has("start_stage"):
         level, level_label = (("curriculum_level", "curriculum level") if climbing else
-                              ("jump_start_handover_s", "Jump-Start hand-over (game s)"))
+                              ("jump_start_handover_s", "Jump-Start hand-over (game s)")
+                              if has("jump_start_handover_s") else ("start_stage", "late-start stage"))
         top = [(axes[0, 0], "time_s", level, "training wall time (minutes)", level_label),
                (axes[0, 1], "agent_steps", level, "agent steps sampled", level_label)]
     else:  # nothing climbs: the win rate against wall time, and the value function's explained variance

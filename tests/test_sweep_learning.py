@@ -193,15 +193,22 @@ def test_the_outright_wins_by_side_roll_over_about_twenty_games_of_each_side(tmp
 
 
 def test_games_that_started_late_are_counted_apart_from_the_full_games(tmp_path):
-    """opponents.csv rows under training.opponents.late_start_label: their own cell part, and not in the by-side
-    curve of the full games."""
+    """opponents.csv rows under policies.league.start_stages.late_start_label: their own cell part, and not in the
+    by-side curve of the full games."""
     import pandas as pd
     (tmp_path / "trial").mkdir()
     (tmp_path / "trial" / "opponents.csv").write_text(
         "iteration,opponent,share,games,wins,draws,win_rate,outright_wins,games_as_radiant,outright_wins_as_radiant\n"
-        "1,scripted_3,1.0,10,5,0,0.5,1,6,0\n1,scripted_3 (late start),0.0,8,4,0,0.5,3,5,2\n")
+        "1,scripted_3,1.0,10,5,0,0.5,1,6,0\n1,scripted_3 (late start),0.0,5,2,0,0.4,2,3,1\n"
+        "2,scripted_3 (late start at stage 1),0.0,3,2,0,0.67,1,2,1\n")  # a stage's games (opponents.start_stages)
     o = sl.outright_wins(str(tmp_path))
     assert (o["games"], o["outright"], o["late_games"], o["late_outright"]) == (10, 1, 8, 3)
     assert sl.outright_cell(o) == ("1/10 (radiant 0/6, dire 1/4); late start 3/8 (radiant 2/5, dire 1/3)")
     out = sl.outright_by_side(str(tmp_path), pd.DataFrame({"iteration": [1], "agent_steps": [100]}))
     assert list(out["radiant"]) == [0.0] and list(out["dire"]) == [0.25]
+
+
+def test_the_stage_cell_shows_the_hand_over_else_the_late_start_stage():
+    assert sl.end_stage_cell({"handover_last": 150.0, "start_stage_last": None}) == "150"
+    assert sl.end_stage_cell({"handover_last": None, "start_stage_last": 3}) == "stage 3"
+    assert sl.end_stage_cell({}) == "-"

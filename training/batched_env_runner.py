@@ -41,7 +41,9 @@ with the guide agent playing "main"'s heroes up to the matchup's hand-over time:
 step (its LSTM state follows the game), but the guide's actions are played, and the guided steps are dropped from
 the data (a chunk cut at the hand-over, kept only as the next chunk's lookback), so that only "main"'s own steps
 reach the learner. Guided steps do not count toward the sample's env steps either: a batch holds its
-``train_batch_size`` of "main"'s own steps, as without a guide (sampling it takes longer). A fixed agent or
+``train_batch_size`` of "main"'s own steps, as without a guide (sampling it takes longer). With start stages
+(``opponents.start_stages``) a game against their opponent is reset with the current stage's start-state values
+(``reset_options``). A fixed agent or
 guide that is a checkpoint (``model:PATH``, a ``ModuleAgent`` per game) plays all of the runner's games in one forward
 pass per step (``ModuleAgent.act_together``), not one pass per game. Only ``sample(num_timesteps=...)`` with
 ``batch_mode="truncate_episodes"`` is supported (what training uses); evaluation games are played outside RLlib's env
@@ -110,10 +112,14 @@ def stack(items: list):
 
 def reset_options(matchup: dict | None) -> dict | None:
     """The env's reset options for a game of `matchup`: the side "main" plays is the attacker of a late start (the
-    env config's start_state); None where "main" plays both sides."""
+    env config's start_state), and the start stage's values are laid over that start state (opponents.start_stages);
+    None where "main" plays both sides."""
     if matchup is None or "side" not in matchup:
         return None
-    return {"attacker": enemy_side(matchup["side"])}
+    options = {"attacker": enemy_side(matchup["side"])}
+    if "start_state" in matchup:
+        options["start_state"] = matchup["start_state"]
+    return options
 
 
 class _Game:

@@ -12,7 +12,10 @@ destroyed the enemy ancient) until the driver collects them
 (callbacks/opponents.py: ``collect_from_runner``, ``install_level``). With Jump-Start RL (``opponents.jump_start``,
 policies/league/jump_start.py) a game against its opponent also names the guide that plays "main"'s heroes and the
 stage's hand-over time ({"guide", "guide_until_s"}), and its result is kept under the stage's label; the driver pushes
-the current stage's hand-over (``install_handover``)."""
+the current stage's hand-over (``install_handover``). With start stages (``opponents.start_stages``,
+policies/league/start_stages.py) a game against their opponent names the current stage and its start-state values
+({"start_stage", "start_state"}: the env's reset options carry them), and a late game's result is kept under the
+stage's label; the driver pushes the current stage (``install_start_stage``)."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -20,6 +23,7 @@ from typing import NamedTuple
 from moba.game.teams import TEAM_NAMES, enemy_side
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, OpponentMix, review_agent
 from policies.league.jump_start import stage_label
+from policies.league.start_stages import late_start_label
 from training import league_play
 from training.settings import RunSettings, run_settings
 
@@ -60,6 +64,10 @@ class RunnerOpponents:
         # Jump-Start RL: its settings (None: off) and the current stage's hand-over time, pushed by the driver
         self.jump_start = opponents.jump_start if opponents.jump_start.guide is not None else None
         self.handover_s = self.jump_start.handover_s[0] if self.jump_start is not None else 0.0
+        # the start stages (a reverse curriculum on the late starts): their settings (None: off) and the stage the
+        # games against their opponent start at, pushed by the driver
+        self.start_stages = opponents.start_stages if opponents.start_stages.stages else None
+        self.start_stage = 0
         self.seed = seed
         self.games = 0
         self.results: list[FixedResult] = []
@@ -74,6 +82,8 @@ class RunnerOpponents:
         matchup = {"agent": name, "side": side, "seed": self.seed * 100_003 + self.games}
         if self.jump_start is not None and name == self.jump_start.opponent and self.handover_s > 0:
             matchup.update(guide=self.jump_start.guide, guide_until_s=self.handover_s)
+        if self.start_stages is not None and name == self.start_stages.opponent:
+            matchup.update(start_stage=self.start_stage, start_state=self.start_stages.stages[self.start_stage])
         return matchup
 
     def make_agent(self, matchup: dict):
@@ -136,20 +146,6 @@ def game_started(env_runner, env_index: int) -> dict | None:
     return opp.matchup(kind)
 
 
-LATE_START_SUFFIX = " (late start)"
-
-
-def late_start_label(opponent: str) -> str:
-    """The name the games that started late (the env's start_state) against `opponent` are recorded under: apart
-    from its full games, which judge the agent."""
-    return f"{opponent}{LATE_START_SUFFIX}"
-
-
-def is_late_start(name: str) -> bool:
-    """Whether a recorded opponent name is that of games that started late (late_start_label)."""
-    return name.endswith(LATE_START_SUFFIX)
-
-
 def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,
                objective: dict | None = None, scored: bool = True, late_start: str | None = None) -> None:
     """Records the finished game: a league game in the league, a game against a fixed agent here. `objective`: what
@@ -165,7 +161,7 @@ def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, ra
         opp = runner_opponents(env_runner)
         name = stage_label(matchup["agent"], matchup.get("guide_until_s", 0.0))  # the agent's name when unguided
         if late_start is not None:
-            name = late_start_label(name)
+            name = late_start_label(name, matchup.get("start_stage"))
         score = league_play.main_score(winner, raw_returns, matchup["side"], opp.time_limit_outcome, objective)
         main_side = enemy_side(matchup["side"])
         opp.results.append(FixedResult(name, score, main_side, winner == main_side))
@@ -187,4 +183,11 @@ def install_handover(env_runner, handover_s: float) -> None:
     opp = runner_opponents(env_runner)
     if opp is not None:
         opp.handover_s = float(handover_s)
+
+
+def install_start_stage(env_runner, stage: int) -> None:
+    """The start stages' current stage, for the games that start from now on."""
+    opp = runner_opponents(env_runner)
+    if opp is not None:
+        opp.start_stage = int(stage)
 

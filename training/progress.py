@@ -49,7 +49,8 @@ PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "agent_step
                     "trueskill_mu", "trueskill_sigma", "league_versions", "past_games", "past_win_rate",
                     "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games",
                     "fixed_win_rate", "fixed_outright_win_rate", "jump_start_handover_s", "jump_start_window_win_rate",
-                    "staleness_mean", "sample_reuse", "reward_std", "value_warmup_critic_only",
+                    "start_stage", "start_stage_window_outright_rate", "staleness_mean", "sample_reuse", "reward_std",
+                    "value_warmup_critic_only",
                     "value_warmup_actor_lr_factor", "team_spirit", "lr", "entropy_coeff", "gamma", "ancient_hp_scale",
                     "policy_loss", "vf_loss", "entropy", "aux_win_loss", "kickstart_coeff", "kickstart_kl",
                     *UPDATE_COLUMNS) + tuple(
@@ -86,7 +87,8 @@ def progress_row(result: dict) -> dict:
         "league_versions": lg.get("versions"), "past_games": lg.get("past_games"),
         "past_win_rate": lg.get("past_win_rate"), **{k: op.get(k) for k in (
             "curriculum_level", "curriculum_agent", "curriculum_window_win_rate", "fixed_games", "fixed_win_rate",
-            "fixed_outright_win_rate", "jump_start_handover_s", "jump_start_window_win_rate")},
+            "fixed_outright_win_rate", "jump_start_handover_s", "jump_start_window_win_rate", "start_stage",
+            "start_stage_window_outright_rate")},
         "staleness_mean": ln.get("staleness_mean"),
         "sample_reuse": result.get("sample_reuse"),
         # the run's reward scale for the next round (callbacks/reward_scale.py) and the value warm-up's phase
@@ -129,6 +131,9 @@ def progress_line(row: dict, trial: str = "") -> str:
             + (f"jump start: guided to {row['jump_start_handover_s']:g} s (window win "
                f"{_fmt(row['jump_start_window_win_rate'], '.2f')})  "
                if row.get("jump_start_handover_s") is not None else "")
+            + (f"late starts at stage {row['start_stage']} (window outright "
+               f"{_fmt(row['start_stage_window_outright_rate'], '.2f')})  "
+               if row.get("start_stage") is not None else "")
             + (f"per hero-min lane {_fmt(row[f'{SIGNAL_RATE_PREFIX}lane_assign'], '.2f')} "
                f"death {_fmt(row[f'{SIGNAL_RATE_PREFIX}hero_death'], '.2f')} "
                f"gold {_fmt(row[f'{SIGNAL_RATE_PREFIX}gold_gained'], '.2f')}  "

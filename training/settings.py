@@ -16,7 +16,7 @@ validation filled in included), and ``from_dict(settings.to_dict())`` rebuilds t
     evaluation: EvaluationSettings   # win rates against reference agents, in the driver
     trueskill: TrueSkillSettings     # the in-training TrueSkill evaluator (Five app. J)
     league: LeagueSettings           # past opponents (Five app. N)
-    opponents: OpponentSettings      # fixed agents and a ladder curriculum (CurriculumSettings)
+    opponents: OpponentSettings      # fixed agents, a ladder curriculum, Jump-Start RL, the late starts' stages
     init: InitSettings               # pretrained weights, the kickstart loss's teacher, a restore after surgery
     stop: {...}                      # any of STOP_KEYS
     checkpoint: CheckpointSettings
@@ -35,8 +35,9 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from moba.env.config import EnvConfig
 from moba.env.reward_wrapper import NORMALIZE_SCOPES
 from moba.env.rewards import TEAM_SPIRIT
+from moba.env.start_state import checked_start_state
 from moba.game.constants import DEFAULT_FRAMESKIP
-from moba.game.teams import DEFAULT_TIME_LIMIT_S
+from moba.game.teams import DEFAULT_TIME_LIMIT_S, TEAM_NAMES
 from policies.agents.ladder import LADDER
 from policies.league.curriculum import (CURRICULUM, CURRICULUM_PROMOTE_AT, CURRICULUM_REVIEW, CURRICULUM_WINDOW, LEAGUE,
                                        SELF)
@@ -44,6 +45,7 @@ from policies.league.jump_start import JUMP_START_HANDOVER_S, JUMP_START_PROMOTE
 from policies.league.pool import PAST_OPPONENT_FRACTION, QUALITY_LEARNING_RATE, SNAPSHOT_EVERY_ITERATIONS
 from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCOMES
 from policies.league.references import references_outcome_rule
+from policies.league.start_stages import START_STAGES_PROMOTE_AT, START_STAGES_WINDOW
 from policies.learning.five_learner import AUX_WIN_COEFF, SETTINGS_KEY, TARGET_KL
 from policies.model.five_module import FiveModelConfig
 from training.schedules import ENV_GAME_SCHEDULED, SCHEDULED, Schedule, schedule_values
@@ -491,6 +493,56 @@ class JumpStartSettings(_Section):
 
 
 @dataclass(frozen=True)
+class StartStagesSettings(_Section):
+    """A reverse curriculum over the late starts (policies/league/start_stages.py): the games against ``opponent``
+    that start late (env.start_state) start at the current stage, whose values are laid over env.start_state; the
+    stage moves on once "main" has won outright ``promote_at`` of its last ``window`` late games there, counting
+    those it played as one of ``sides``."""
+    # per stage, easiest first, start_state values laid over env.start_state ({defender_dead_s: [10, 20]}); empty: off
+    stages: tuple = ()
+    opponent: str = "scripted_3"  # whose late games start at the stage: an agent of opponents.fixed or the ladder
+    window: int = START_STAGES_WINDOW  # the last late games at the current stage that decide a move
+    promote_at: float = START_STAGES_PROMOTE_AT  # share of them won outright that moves the stage on
+    sides: tuple = TEAM_NAMES  # the sides "main" plays whose late games count
+
+    @classmethod
+    def from_dict(cls, d, key: str = "opponents.start_stages", fixed: dict | None = None, ladder: tuple = (),
+                  env: dict | None = None) -> "StartStagesSettings":
+        """`fixed` and `ladder`: the run's fixed agents and curriculum ladder (the opponent must be played); `env`:
+        the run's checked env section (its start_state, which each stage's values are laid over)."""
+        ss = cls._checked(d, key)
+        stages = ss["stages"]
+        if not isinstance(stages, (list, tuple)) or any(not isinstance(st, dict) for st in stages):
+            _bad(f"{key}.stages", f"must be a list of mappings of env.start_state keys (one per stage, easiest "
+                                  f"first; {{}}: env.start_state as it is), got {stages!r}")
+        if stages:
+            env = env or {}
+            mode = env.get("mode", EnvConfig.mode)
+            base = env.get("start_state") or {}
+            if not isinstance(base, dict) or not base.get("share", 0.0) > 0:
+                _bad(f"{key}.stages", "move the late starts of env.start_state, and there are none: set "
+                                      "env.start_state.share > 0")
+            if "remote" in env:
+                _bad(f"{key}.stages", "start the local env's games (reset options), not a game server's (env.remote)")
+            for i, st in enumerate(stages):
+                def bad(k, message, i=i):
+                    _bad(f"{key}.stages[{i}]{k.removeprefix('start_state')}", message)
+                checked_start_state({**base, **st}, mode, bad)
+            played = sorted(set(fixed or {}) | set(ladder))
+            if ss["opponent"] not in played:
+                _bad(f"{key}.opponent", f"{ss['opponent']!r} is not played: it must be one of opponents.fixed or the "
+                                        f"curriculum's ladder ({played})")
+            if ss["window"] < 1:
+                _bad(f"{key}.window", f"must be >= 1, got {ss['window']}")
+            if not 0.0 < ss["promote_at"] <= 1.0:
+                _bad(f"{key}.promote_at", f"must be in (0, 1], got {ss['promote_at']}")
+            sides = ss["sides"]
+            if not isinstance(sides, (list, tuple)) or not sides or any(x not in TEAM_NAMES for x in sides):
+                _bad(f"{key}.sides", f"must be a non-empty list of sides from {list(TEAM_NAMES)}, got {sides!r}")
+        return cls(**{**ss, "stages": tuple(dict(st) for st in stages), "sides": tuple(ss["sides"])})
+
+
+@dataclass(frozen=True)
 class OpponentSettings(_Section):
     """Training opponents beyond self-play (callbacks/opponents.py). Self-play gets the share left by the league
     (league.past_fraction when league.enabled), the fixed agents and the curriculum."""
@@ -498,6 +550,7 @@ class OpponentSettings(_Section):
     fixed: dict = field(default_factory=dict)
     curriculum: CurriculumSettings = field(default_factory=CurriculumSettings)
     jump_start: JumpStartSettings = field(default_factory=JumpStartSettings)
+    start_stages: StartStagesSettings = field(default_factory=StartStagesSettings)
     # how a game against a fixed agent stopped by the time limit counts (policies/league/ratings.game_score)
     time_limit_outcome: str = DEFAULT_TIME_LIMIT_OUTCOME
     # the share of the games against fixed agents and the curriculum in which "main" plays Radiant (0.5: sides at
@@ -508,10 +561,11 @@ class OpponentSettings(_Section):
     @classmethod
     def from_dict(cls, d, key: str = "opponents", league: LeagueSettings = LeagueSettings(),
                   resources: ResourceSettings = ResourceSettings(),
-                  time_limit_s: float | None = None) -> "OpponentSettings":
-        """`league`, `resources` and `time_limit_s` (the games' length): the run's (the shares of the league and the
-        opponents sum to at most 1; fixed agents and the curriculum need the batched env runner; Jump-Start RL's
-        hand-over comes before the games' end)."""
+                  time_limit_s: float | None = None, env: dict | None = None) -> "OpponentSettings":
+        """`league`, `resources`, `time_limit_s` (the games' length) and `env` (the checked env section): the run's
+        (the shares of the league and the opponents sum to at most 1; fixed agents and the curriculum need the batched
+        env runner; Jump-Start RL's hand-over comes before the games' end; the start stages move env.start_state's
+        late starts)."""
         from policies.league.references import agent_path
         opp = cls._checked(d, key)
         if not isinstance(opp["fixed"], dict):
@@ -534,6 +588,9 @@ class OpponentSettings(_Section):
         jump_start = JumpStartSettings.from_dict(opp["jump_start"] or {}, f"{key}.jump_start", fixed=opp["fixed"],
                                                  time_limit_s=time_limit_s,
                                                  ladder=curriculum.ladder if curriculum.share > 0 else ())
+        start_stages = StartStagesSettings.from_dict(opp["start_stages"] or {}, f"{key}.start_stages",
+                                                     fixed=opp["fixed"], env=env,
+                                                     ladder=curriculum.ladder if curriculum.share > 0 else ())
         taken = (league.past_fraction if league.enabled else 0.0) + sum(opp["fixed"].values()) + curriculum.share
         if taken > 1.0 + 1e-9:
             _bad(key, f"the league's past_fraction, the fixed agents' and the curriculum's shares sum to "
@@ -541,7 +598,7 @@ class OpponentSettings(_Section):
         if (opp["fixed"] or curriculum.share > 0) and resources.env_runner != "batched":
             _bad(key, f"fixed agents and the curriculum play inside the batched env runner; set "
                       f"resources.env_runner: batched (got {resources.env_runner!r})")
-        return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, jump_start=jump_start,
+        return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, jump_start=jump_start, start_stages=start_stages,
                    time_limit_outcome=opp["time_limit_outcome"], radiant_share=float(opp["radiant_share"]))
 
     def shares(self, league: LeagueSettings) -> dict:
@@ -801,7 +858,7 @@ class RunSettings(_Section):
         league = LeagueSettings.from_dict(raw.get("league") or {})
         time_limit_s = float(env.get("time_limit_s") or DEFAULT_TIME_LIMIT_S[env.get("mode", EnvConfig.mode)])
         opponents = OpponentSettings.from_dict(raw.get("opponents") or {}, league=league, resources=resources,
-                                               time_limit_s=time_limit_s)
+                                               time_limit_s=time_limit_s, env=env)
         init = InitSettings.from_dict(raw.get("init") or {}, kickstart_coeff=schedules["kickstart_coeff"],
                                       resources=resources)
         trueskill = TrueSkillSettings.from_dict(raw.get("trueskill") or {}, mode=env.get("mode", EnvConfig.mode))

@@ -12,7 +12,7 @@ from moba.env.actions import N_ACTION_KEYS, action_space, decode_team, validate_
 from moba.env.config import EnvConfig
 from moba.env.observation import ObservationEncoder, observation_space
 from moba.env.randomization import sample_game
-from moba.env.start_state import late_start_side
+from moba.env.start_state import checked_start_state, late_start_side
 from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
@@ -97,7 +97,9 @@ class MobaEnv(MultiAgentEnv):
     (which randomizations of app. O.2 are on), ``lineup``, ``reward_preset``, ``reward_weights``, ``ancient_hp_scale``
     (both ancients' health as a share of the game's, in (0, 1]: a training curriculum on the goal; 1 by default, and in
     every game that judges an agent) and ``start_state`` (a share of games that start late around one side,
-    ``moba/env/start_state.py``; ``reset(options={"attacker": side})`` names the side, else it is drawn). A bad key or
+    ``moba/env/start_state.py``; ``reset(options={"attacker": side})`` names the side, else it is drawn, and
+    ``reset(options={"start_state": {...}})`` lays values over the config's start_state for that game: a stage of a
+    reverse curriculum, policies/league/start_stages.py). A bad key or
     value raises ``ValueError`` naming it and the allowed values. A seeded training env mixes RLlib's worker index and a
     per-process instance number into the seed, so that parallel envs play different games; an evaluation env's game is
     decided by the seed alone. ``reset(seed=s)`` replays the same game for the same seed.
@@ -124,6 +126,7 @@ class MobaEnv(MultiAgentEnv):
         self._done = True
         self._cut_short = False
         self.games_started = 0
+        self._start_cache = {}  # id(reset's start_state option) -> (the option, its checked start state)
 
     def set_seed_stream(self, worker_index: int, instance_id: int):
         """Seeds the game stream as the env `instance_id` of env runner `worker_index` would be seeded, so that an
@@ -144,18 +147,16 @@ class MobaEnv(MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(self._seed_sequence(seed))
             self.games_started = 0  # a seeded reset replays the same game, first-game length included
-        attacker = (options or {}).get("attacker")
-        if attacker is not None and attacker not in TEAM_NAMES:
-            raise ValueError(f"reset options 'attacker': must be one of {list(TEAM_NAMES)}, got {attacker!r}")
+        attacker, start = self._reset_options(options or {})
         setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0,
-                                                         attacker=attacker)
+                                                         attacker=attacker, start=start)
         self.games_started += 1
         self.late_start = late_start_side(setup)
         # the game's time limit: the config's, or a late start's own; the first game's random length is the one
         # change sample_game makes to it
         limit = self.cfg.time_limit_s
         if self.late_start is not None:
-            limit = self.cfg.start_state["time_limit_s"] or limit
+            limit = start["time_limit_s"] or limit
         self._cut_short = setup.time_limit_s != float(limit)
         self.game = Game(setup)
         # a new action (model surgery, app. B) is legal in a share of games (drawn only when there is one, so that the
@@ -172,6 +173,30 @@ class MobaEnv(MultiAgentEnv):
         infos = {a: {"hero": self.game.hero_name(i), "lanes": self.lanes[i].tolist()}
                  for i, a in enumerate(self.agents)}
         return {a: self._obs[i] for i, a in enumerate(self.agents)}, infos
+
+    def _reset_options(self, options: dict) -> tuple:
+        """The attacker (a side's name or None) and the checked start state of reset's `options`: the config's
+        start_state with the values of ``options["start_state"]`` laid over it (a start stage); a bad option raises
+        ValueError naming it. Checked values are kept by their mapping's id: a runner passes a stage's mapping for
+        many games."""
+        unknown = sorted(set(options) - {"attacker", "start_state"})
+        if unknown:
+            raise ValueError(f"reset options {unknown}: unknown; allowed: ['attacker', 'start_state']")
+        attacker = options.get("attacker")
+        if attacker is not None and attacker not in TEAM_NAMES:
+            raise ValueError(f"reset options 'attacker': must be one of {list(TEAM_NAMES)}, got {attacker!r}")
+        over = options.get("start_state")
+        if over is None:
+            return attacker, self.cfg.start_state
+        cached = self._start_cache.get(id(over))
+        if cached is None or cached[0] is not over:
+            def bad(key, message):
+                raise ValueError(f"reset options '{key}': {message}")
+            if not isinstance(over, dict):
+                bad("start_state", f"must be a mapping of start_state keys to values, got {over!r}")
+            cached = (over, checked_start_state({**self.cfg.start_state, **over}, self.cfg.mode, bad))
+            self._start_cache[id(over)] = cached
+        return attacker, cached[1]
 
     @override(MultiAgentEnv)
     def step(self, action_dict):

@@ -42,9 +42,12 @@ EVAL_SPAWN_JITTER = 120.0  # evaluation jitter: a hero's spawn point moves by up
 EVAL_FIRST_WAVE_RANGE_S = (0.0, 3.0)  # evaluation jitter: the first creep wave comes at a uniform time in this range
 
 
-def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False, attacker: str | None = None):
+def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False, attacker: str | None = None,
+                start: dict | None = None):
     """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game; `first`: the env's first game;
-    `attacker`: the side a late start (the config's start_state) is set up around (None: drawn)."""
+    `attacker`: the side a late start is set up around (None: drawn); `start`: the late start's checked values
+    (moba/env/start_state.py; None: the config's start_state)."""
+    start = cfg.start_state if start is None else start
     n = n_heroes(cfg.mode)
     if cfg.randomized("lineup"):
         lineup = tuple(HEROES[i].name for i in rng.choice(len(HEROES), size=n, replace=False))
@@ -76,9 +79,9 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False, a
                 mask = int(rng.integers(1, 8))
             lanes[h] = [(mask >> k) & 1 for k in range(3)]
         lane_until = rng.uniform(*LANE_ASSIGN_UNTIL_RANGE_S, size=n)
-    if cfg.start_state["share"] > 0 and rng.random() < cfg.start_state["share"]:  # drawn only when on
+    if start["share"] > 0 and rng.random() < start["share"]:  # drawn only when on
         side = attacker if attacker is not None else TEAM_NAMES[int(rng.integers(2))]
-        setup = late_setup(setup, cfg.start_state, side, rng)
+        setup = late_setup(setup, start, side, rng)
     if first and cfg.randomized("first_game_length"):  # drawn last: the rest of the game is as without it
         fraction = float(rng.uniform(*FIRST_GAME_FRACTION_RANGE))
         setup = dataclasses.replace(setup, time_limit_s=setup.resolved_time_limit_s() * fraction)

@@ -15,9 +15,9 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
   per-sequence Python loop;
 - the torch thread count of each minibatch is measured and chosen (policies/learning/learner_threads.py) unless fixed;
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
-- the opponent pool's, the curriculum's and Jump-Start RL's states and the run's return statistics (the reward scale)
-  ride in the learner's state (``league_state``, ``curriculum_state``, ``jump_start_state``,
-  ``reward_scale_state``), so that checkpoints carry them;
+- the opponent pool's, the curriculum's, Jump-Start RL's and the start stages' states and the run's return statistics
+  (the reward scale) ride in the learner's state (``league_state``, ``curriculum_state``, ``jump_start_state``,
+  ``start_stages_state``, ``reward_scale_state``), so that checkpoints carry them;
 - the value warm-up (policies/learning/value_warmup.py, ``set_value_warmup``): critic-only updates that keep the
   policy bit for bit, then the policy's learning rate warmed up from 0;
 - ``set_schedule_values`` applies the hyperparameter schedules (app. C): learning rate, entropy coefficient, the
@@ -69,6 +69,7 @@ SETTINGS_KEY = "five_run"  # learner_config_dict: the run's settings (training/s
 LEAGUE_STATE_KEY = "five_league_pool"
 CURRICULUM_STATE_KEY = "five_curriculum"
 JUMP_START_STATE_KEY = "five_jump_start"
+START_STAGES_STATE_KEY = "five_start_stages"
 REWARD_SCALE_STATE_KEY = "five_reward_scale"
 SAMPLES_OPTIMIZED = "samples_optimized"
 AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a very small weight"
@@ -152,6 +153,7 @@ class FivePPOLearner(PPOTorchLearner):
         self.league_state = None  # the opponent pool's state (callbacks/league_play.py), saved with the learner
         self.curriculum_state = None  # the curriculum's state (callbacks/opponents.py), saved with the learner
         self.jump_start_state = None  # Jump-Start RL's stage (callbacks/opponents.py), saved with the learner
+        self.start_stages_state = None  # the start stages' stage (callbacks/opponents.py), saved with the learner
         self.reward_scale_state = None  # the run's return statistics (callbacks/reward_scale.py), saved likewise
         self._setup_value_warmup()
         pipeline = self._learner_connector
@@ -350,6 +352,9 @@ class FivePPOLearner(PPOTorchLearner):
     def set_jump_start_state(self, state):
         self.jump_start_state = state
 
+    def set_start_stages_state(self, state):
+        self.start_stages_state = state
+
     def set_reward_scale_state(self, state):
         self.reward_scale_state = state
 
@@ -362,6 +367,8 @@ class FivePPOLearner(PPOTorchLearner):
             state[CURRICULUM_STATE_KEY] = self.curriculum_state
         if self.jump_start_state is not None:
             state[JUMP_START_STATE_KEY] = self.jump_start_state
+        if self.start_stages_state is not None:
+            state[START_STAGES_STATE_KEY] = self.start_stages_state
         if self.reward_scale_state is not None:
             state[REWARD_SCALE_STATE_KEY] = self.reward_scale_state
         return state
@@ -375,6 +382,8 @@ class FivePPOLearner(PPOTorchLearner):
             self.curriculum_state = state[CURRICULUM_STATE_KEY]
         if JUMP_START_STATE_KEY in state:
             self.jump_start_state = state[JUMP_START_STATE_KEY]
+        if START_STAGES_STATE_KEY in state:
+            self.start_stages_state = state[START_STAGES_STATE_KEY]
         if REWARD_SCALE_STATE_KEY in state:
             self.reward_scale_state = state[REWARD_SCALE_STATE_KEY]
 

@@ -36,7 +36,10 @@ def test_presence_counts_the_records_with_the_hero_alive_beside_the_enemy_ancien
     out = main([str(tmp_path), "--agent", "scripted_1"])
     assert out["by_side"] == {"radiant": {"games": 1, "near": round(got["near"], 4),
                                           "within_2x": round(got["within_2x"], 4), "ancient_hp_lost": 0.0,
-                                          "lost_without_hero": None, "creeps_near": 0.0}}
+                                          "lost_without_hero": None, "creeps_near": 0.0,
+                                          "kill_windows": {"windows": 0, "seconds": 0.0, "start_distance": None,
+                                                           "closest": None, "with_creeps": 0,
+                                                           "ancient_hp_lost": 0.0}}}
     with pytest.raises(SystemExit):
         main([path, "--agent", "scripted_3"])  # it plays neither side: an error naming it
     assert "'scripted_3' plays neither side" in capsys.readouterr().err
@@ -69,3 +72,38 @@ def test_siege_splits_the_ancients_lost_health_by_the_heros_presence_and_counts_
     assert got["ancient_hp_lost"] == 500.0 and got["lost_without_hero"] == pytest.approx(0.6)
     assert got["creeps_near"] == pytest.approx(4 / len(records))
     assert siege(header, records, "dire")["ancient_hp_lost"] == 0.0  # Radiant's ancient is untouched
+
+
+def test_kill_windows_follow_the_enemy_heros_deaths_and_what_the_agent_took_in_them(tmp_path):
+    from scripts.base_presence import kill_windows, summed_windows
+    from scripts.play import play
+    path = str(tmp_path / "game.jsonl")
+    play("1v1", "scripted_1", "scripted", 0, time_limit_s=30.0, replay_path=path, progress=False)
+    header, records = read_replay(path)
+    assert kill_windows(header, records, "radiant")["windows"] == 0
+    f = {name: i for i, name in enumerate(header["unit_fields"])}
+    crystal = next(b for b in header["map"]["buildings"] if b["type"] == "ancient" and b["team"] == 1)
+    row = next(i for i, u in enumerate(records[0]["units"]) if u[f["id"]] == crystal["id"])
+    me = next(i for i, u in enumerate(records[0]["units"]) if u[f["type"]] == 0 and u[f["team"]] == 0)
+    foe = next(i for i, u in enumerate(records[0]["units"]) if u[f["type"]] == 0 and u[f["team"]] == 1)
+    # the Dire hero dead in records 2-4 (a window) and 8 (another); the crystal loses 100 a record from record 3 to 6
+    for k, r in enumerate(records):
+        r["units"][foe][f["alive"]] = 0 if k in (2, 3, 4, 8) else 1
+        r["units"][row][f["hp"]] = 3500.0 - 100 * min(max(k - 2, 0), 4)
+        x = crystal["x"] - (1000 - 100 * k if k < 6 else 2000)
+        r["units"][me][f["x"]], r["units"][me][f["y"]] = x, crystal["y"]
+        if k == 3:  # one of Radiant's creeps beside the crystal in the first window
+            creep = list(r["units"][me])
+            creep[f["id"]], creep[f["type"]], creep[f["hero"]], creep[f["alive"]] = 99999, 1, -1, 1
+            creep[f["x"]], creep[f["y"]] = crystal["x"], crystal["y"] - 300
+            r["units"].append(creep)
+    got = kill_windows(header, records, "radiant")
+    t = [r["t"] for r in records]
+    assert got["windows"] == 2 and got["seconds"] == pytest.approx(t[5] - t[2] + t[9] - t[8])
+    assert got["start_distance"] == pytest.approx((800 + 2000) / 2)
+    assert got["closest"] == pytest.approx((600 + 2000) / 2)
+    assert got["with_creeps"] == 1
+    assert got["ancient_hp_lost"] == 300.0  # lost by records 3, 4 and 5 (the record that ends the window)
+    both = summed_windows([got, got])
+    assert (both["windows"], both["with_creeps"], both["ancient_hp_lost"]) == (4, 2, 600.0)
+    assert both["closest"] == pytest.approx(got["closest"], abs=0.1)

@@ -405,6 +405,7 @@ def test_first_game_length_staggers_parallel_envs():
         env.reset(seed=5)
         assert env.game.time_limit_s == 600.0
     env = MobaEnv({"mode": "1v1", "time_limit_s": 3.0})  # the cut game really ends early, as truncated
+    env.set_seed_stream(0, 0)  # the game stream of env 0 whatever envs this process made before (its cut's length)
     env.reset(seed=1)
     steps, done = 0, False
     while not done:

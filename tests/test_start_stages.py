@@ -89,7 +89,8 @@ def test_a_reset_option_lays_a_stages_values_over_the_configs_start_state():
     rest kept), a range drawn per game; without it the config's own; bad values name the option."""
     from moba.game.state import H_LEVEL, I_ALIVE
     env = MobaEnv({"mode": "1v1", "seed": 4, "start_state": LATE})
-    env.reset(options={"attacker": "radiant"})
+    _, infos = env.reset(options={"attacker": "radiant"})
+    assert all(info["late_start"] == "radiant" for info in infos.values())  # the first infos say so too
     assert env.game.setup.start_dead_s == () and env.game.setup.start_waves[0][0] == 2
     stage = {"defender_dead_s": [15.0, 25.0], "waves": 1}
     for _ in range(3):
@@ -129,6 +130,41 @@ def test_a_runner_starts_its_games_at_the_pushed_stage_and_records_them_under_it
     assert "start_state" not in plain.matchup("scripted_3")
 
 
+def test_a_runner_hands_on_the_staged_late_games_results_in_the_order_the_games_started():
+    """A late game won ends early: in the order they end, a stage's first results would be its wins. Results wait
+    for every staged late game started before them; a game with no result (cut short) frees its place; full games
+    and unstaged ones go straight on; abandoned games (the envs reset) hold nothing back."""
+    from training.opponents import RunnerOpponents, game_ended, late_game_started, unstaged
+    opp = RunnerOpponents(run_config.validate(staged()), seed=0)
+    runner = SimpleNamespace(matchups=SimpleNamespace(opponents=opp, league=None))
+    lead = {"radiant": {"buildings": 0, "kills": 0}, "dire": {"buildings": 0, "kills": 0}}
+    games = [opp.matchup("scripted_3") for _ in range(5)]
+    for m in games[:4]:
+        late_game_started(runner, m, "radiant")
+    late_game_started(runner, games[4], None)  # a full game: no place
+    assert [m.get("late_place") for m in games] == [0, 1, 2, 3, None]
+
+    def end(m, won, scored=True):
+        main = "radiant" if m["side"] == "dire" else "dire"
+        late = "radiant" if "late_place" in m else None
+        game_ended(runner, 0, m, main if won else "none", {}, lead, scored=scored, late_start=late)
+    end(games[2], True)
+    end(games[1], True)
+    assert opp.drain() == []  # waiting for the game started first
+    end(games[4], False)
+    assert [r.name for r in opp.drain()] == ["scripted_3"]  # no place: straight on
+    end(games[0], False, scored=False)  # no result: its place freed
+    assert [r.outright for r in opp.drain()] == [True, True]
+    opp.abandon_late_games()  # game 3 never ends
+    later = opp.matchup("scripted_3")
+    late_game_started(runner, later, "radiant")
+    end(later, False)
+    assert [(r.name, r.outright) for r in opp.drain()] == [("scripted_3 (late start at stage 0)", False)]
+    first = unstaged(opp.matchup("scripted_3"))
+    late_game_started(runner, first, "radiant")
+    assert "start_stage" not in first and "late_place" not in first
+
+
 def test_in_training_the_stage_reaches_the_runner_the_results_and_the_checkpoint(ray_session, no_home_results,
                                                                                  tmp_path):
     import csv
@@ -148,8 +184,9 @@ def test_in_training_the_stage_reaches_the_runner_the_results_and_the_checkpoint
         assert r["opponents"]["start_stage"] == 0 and r["opponents"]["fixed_games"] == 0  # every game started late
         with open(os.path.join(algo.logdir, "opponents.csv")) as f:
             rows = list(csv.DictReader(f))
-        assert {row["opponent"] for row in rows} == {"random", "random (late start at stage 0)"}
-        assert sum(int(row["games"]) for row in rows if row["opponent"] != "random") >= 1
+        # each env's first game was reset before its matchup was drawn: at env.start_state as it is, not at a stage
+        assert {row["opponent"] for row in rows} == {"random", "random (late start)", "random (late start at stage 0)"}
+        assert sum(int(row["games"]) for row in rows if row["opponent"].endswith("stage 0)")) >= 1
         callback = OpponentsCallback.of(algo)
         assert callback.start_stages.curriculum.recent  # the stage's games counted
         callback.start_stages.curriculum.level = 1  # as a promotion would (set by hand: promotions need wins)

@@ -80,7 +80,7 @@ from policies.learning.kickstart import NOOP_LABEL, TEACHER_ACTION, agent_teache
 from policies.model.five_module import WIN_PROB
 from policies.model.module_ids import MAIN
 from training.game_metrics import CUT_SHORT_KEY, LATE_START_KEY, OBJECTIVE_KEY, RAW_RETURN_KEY, WINNER_KEY, GameTally
-from training.opponents import RunnerMatchups, game_ended, game_started
+from training.opponents import RunnerMatchups, game_ended, game_started, late_game_started, unstaged
 from training.settings import run_settings
 
 logger = logging.getLogger(__name__)
@@ -357,6 +357,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             guide = self.matchups.opponents.make_agent({"agent": matchup["guide"], "seed": matchup["seed"]})
             guide_steps = handover_steps(matchup["guide_until_s"], self._frameskip, TICKS_PER_SECOND)
         g.start(obs, infos, matchup, initial, self._fixed_agent(matchup), self._teacher(), guide, guide_steps)
+        late_game_started(self, matchup, next(iter(infos.values()), {}).get(LATE_START_KEY))
 
     def _fixed_agent(self, matchup: dict | None):
         """The agent of a fixed-agent matchup (callbacks/opponents.py), None for any other."""
@@ -388,8 +389,11 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         if len(self._games) != self.num_envs or any(g.env is not e for g, e in zip(self._games, self.env.envs)):
             self._games = [_Game(i, env) for i, env in enumerate(self.env.envs)]
         initial = self._initial_states()
-        for g in self._games:
-            self._start_game(g, obs[g.index], infos[g.index], game_started(self, g.index), initial)
+        opp = self.matchups.opponents
+        if opp is not None:
+            opp.abandon_late_games()
+        for g in self._games:  # reset before their matchups were drawn: at env.start_state as it is, not at a stage
+            self._start_game(g, obs[g.index], infos[g.index], unstaged(game_started(self, g.index)), initial)
 
     def _env_step_failed(self, error: Exception):
         """RLlib's handling of a failed env step (EnvRunner._try_env_step): with restart_failed_sub_environments the

@@ -15,7 +15,8 @@ stage's hand-over time ({"guide", "guide_until_s"}), and its result is kept unde
 the current stage's hand-over (``install_handover``). With start stages (``opponents.start_stages``,
 policies/league/start_stages.py) a game against their opponent names the current stage and its start-state values
 ({"start_stage", "start_state"}: the env's reset options carry them), and a late game's result is kept under the
-stage's label; the driver pushes the current stage (``install_start_stage``)."""
+stage's label, the staged late games' results in the order the games started (a win ends early: in the order they end,
+a stage's first results would be its wins); the driver pushes the current stage (``install_start_stage``)."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -68,6 +69,10 @@ class RunnerOpponents:
         # games against their opponent start at, pushed by the driver
         self.start_stages = opponents.start_stages if opponents.start_stages.stages else None
         self.start_stage = 0
+        # the staged late games' results in the order the games started (late_game_started): a late game won ends
+        # early and one not won lasts its whole time limit, so in the order they end the first results after a stage's
+        # move would be its wins. The next place to give, the next to release, and the results waiting for earlier
+        self._late_next, self._late_released, self._late_waiting = 0, 0, {}
         self.seed = seed
         self.games = 0
         self.results: list[FixedResult] = []
@@ -93,6 +98,27 @@ class RunnerOpponents:
         if name not in self._makers:
             self._makers[name] = agent_maker(name, explore=True)
         return self._makers[name](matchup["seed"])
+
+    def late_place(self) -> int:
+        """The next place in the order of the staged late games' starts."""
+        self._late_next += 1
+        return self._late_next - 1
+
+    def release_late(self, place: int, result: FixedResult | None) -> None:
+        """The result of the staged late game at `place` (None: no result), kept until every game started before it
+        has ended, then handed on in the order the games started."""
+        self._late_waiting[place] = result
+        while self._late_released in self._late_waiting:
+            done = self._late_waiting.pop(self._late_released)
+            if done is not None:
+                self.results.append(done)
+            self._late_released += 1
+
+    def abandon_late_games(self) -> None:
+        """The games under way were dropped (the runner's envs reset): no later result waits for theirs, and those
+        waiting are dropped too (they ended first, so they would lean to wins)."""
+        self._late_waiting.clear()
+        self._late_released = self._late_next
 
     def drain(self) -> list:
         out, self.results = self.results, []
@@ -146,6 +172,24 @@ def game_started(env_runner, env_index: int) -> dict | None:
     return opp.matchup(kind)
 
 
+def late_game_started(env_runner, matchup: dict | None, late_start: str | None) -> None:
+    """A game of a start stage's matchup began: if it started late (`late_start`, the side; MobaEnv's first infos)
+    it takes its place in the order of the staged late games' starts (``matchup["late_place"]``), in which its result
+    reaches the driver (``RunnerOpponents.release_late``)."""
+    opp = runner_opponents(env_runner)
+    if opp is not None and matchup is not None and "start_stage" in matchup and late_start is not None:
+        matchup["late_place"] = opp.late_place()
+
+
+def unstaged(matchup: dict | None) -> dict | None:
+    """`matchup` without its start stage: for a game reset before its matchup was drawn (the runner's first reset of
+    every env), which started at env.start_state as it is, not at the stage."""
+    if matchup is not None:
+        matchup.pop("start_stage", None)
+        matchup.pop("start_state", None)
+    return matchup
+
+
 def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, raw_returns: dict,
                objective: dict | None = None, scored: bool = True, late_start: str | None = None) -> None:
     """Records the finished game: a league game in the league, a game against a fixed agent here. `objective`: what
@@ -157,6 +201,8 @@ def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, ra
     fixed = matchup is not None and "agent" in matchup
     league_play.game_ended(env_runner, env_index, None if fixed else matchup, winner, raw_returns, objective,
                            scored)
+    if fixed and not scored and "late_place" in matchup:
+        runner_opponents(env_runner).release_late(matchup["late_place"], None)
     if fixed and scored:
         opp = runner_opponents(env_runner)
         name = stage_label(matchup["agent"], matchup.get("guide_until_s", 0.0))  # the agent's name when unguided
@@ -164,7 +210,11 @@ def game_ended(env_runner, env_index: int, matchup: dict | None, winner: str, ra
             name = late_start_label(name, matchup.get("start_stage"))
         score = league_play.main_score(winner, raw_returns, matchup["side"], opp.time_limit_outcome, objective)
         main_side = enemy_side(matchup["side"])
-        opp.results.append(FixedResult(name, score, main_side, winner == main_side))
+        result = FixedResult(name, score, main_side, winner == main_side)
+        if "late_place" in matchup:
+            opp.release_late(matchup["late_place"], result)
+        else:
+            opp.results.append(result)
 
 
 def collect_from_runner(env_runner) -> list:

@@ -83,7 +83,8 @@ class MobaEnv(MultiAgentEnv):
     time limit (``randomize.first_game_length``); when such a game ends by that cut, the last infos also hold
     ``infos[agent]["cut_short"] = True``: its outcome is not a game's result (the training side leaves it out of the
     win rates against opponents, the curriculum and the league). A game that started late (``start_state``) says
-    around which side in its last infos: ``infos[agent]["late_start"] = "radiant"`` (training keeps its result apart).
+    around which side in its first and last infos: ``infos[agent]["late_start"] = "radiant"`` (training keeps its
+    result apart).
     ``step`` after the end raises
     ``RuntimeError``: call ``reset``.
 
@@ -172,6 +173,9 @@ class MobaEnv(MultiAgentEnv):
         self._obs = self.encoder.encode(self.prev_actions, self.lanes, self.lane_until)
         infos = {a: {"hero": self.game.hero_name(i), "lanes": self.lanes[i].tolist()}
                  for i, a in enumerate(self.agents)}
+        if self.late_start is not None:
+            for info in infos.values():
+                info[LATE_START_INFO] = self.late_start
         return {a: self._obs[i] for i, a in enumerate(self.agents)}, infos
 
     def _reset_options(self, options: dict) -> tuple:

@@ -43,17 +43,22 @@ def presence(header: dict, records: list, side: str, near: float = NEAR) -> dict
     return {"near": counts[0] / len(records), "within_2x": counts[1] / len(records)}
 
 
+def replay_frame(header: dict, side: str) -> tuple:
+    """What reading a replay's unit rows for `side` needs: the enemy's ancient (its map entry), the unit fields'
+    columns by name, the hero's unit type, the creeps' unit types, the side's team and the enemy's."""
+    team = TEAM_NAMES.index(side)
+    ancient = next(b for b in header["map"]["buildings"] if b["type"] == "ancient" and b["team"] == team ^ 1)
+    types = header["unit_types"]
+    return (ancient, {name: i for i, name in enumerate(header["unit_fields"])}, types.index("hero"),
+            {types.index("creep_melee"), types.index("creep_ranged")}, team, team ^ 1)
+
+
 def siege(header: dict, records: list, side: str, near: float = NEAR) -> dict:
     """The enemy ancient's health lost over `records` (``ancient_hp_lost``), the share of it lost between two records
     of which the later has the hero of `side` not alive within `near` of it (``lost_without_hero``: the creeps' part,
     to the replay's resolution), and the mean number of the side's creeps alive within `near` of it
     (``creeps_near``)."""
-    enemy = TEAM_NAMES.index(side) ^ 1
-    ancient = next(b for b in header["map"]["buildings"] if b["type"] == "ancient" and b["team"] == enemy)
-    f = {name: i for i, name in enumerate(header["unit_fields"])}
-    types = header["unit_types"]
-    hero_type, creeps, team = types.index("hero"), {types.index("creep_melee"), types.index("creep_ranged")}, \
-        TEAM_NAMES.index(side)
+    ancient, f, hero_type, creeps, team, enemy = replay_frame(header, side)
 
     def close(u) -> bool:
         return bool(u[f["alive"]]) and math.hypot(u[f["x"]] - ancient["x"], u[f["y"]] - ancient["y"]) < near
@@ -79,12 +84,7 @@ def kill_windows(header: dict, records: list, side: str, near: float = NEAR) -> 
     the mean distance of the hero of `side` to the enemy's ancient at a window's start and its mean closest approach
     in a window, the windows in which the side had a creep alive within `near` of the ancient (``with_creeps``), and
     the ancient's health lost in the windows (``ancient_hp_lost``)."""
-    enemy = TEAM_NAMES.index(side) ^ 1
-    ancient = next(b for b in header["map"]["buildings"] if b["type"] == "ancient" and b["team"] == enemy)
-    f = {name: i for i, name in enumerate(header["unit_fields"])}
-    types = header["unit_types"]
-    hero_type, creeps, team = types.index("hero"), {types.index("creep_melee"), types.index("creep_ranged")}, \
-        TEAM_NAMES.index(side)
+    ancient, f, hero_type, creeps, team, enemy = replay_frame(header, side)
 
     def distance(u) -> float:
         return math.hypot(u[f["x"]] - ancient["x"], u[f["y"]] - ancient["y"])

@@ -448,6 +448,19 @@ class CurriculumSettings(_Section):
         return cls(**{**cur, "ladder": tuple(cur["ladder"])})
 
 
+def _check_stage_rule(key: str, section: dict, fixed: dict | None, ladder: tuple) -> None:
+    """What Jump-Start RL's and the start stages' sections share: their ``opponent`` is played (one of the run's
+    fixed agents or its curriculum's ladder), and a stage moves on at ``promote_at`` in (0, 1] of a ``window`` >= 1."""
+    played = sorted(set(fixed or {}) | set(ladder))
+    if section["opponent"] not in played:
+        _bad(f"{key}.opponent", f"{section['opponent']!r} is not played: it must be one of opponents.fixed or the "
+                                f"curriculum's ladder ({played})")
+    if section["window"] < 1:
+        _bad(f"{key}.window", f"must be >= 1, got {section['window']}")
+    if not 0.0 < section["promote_at"] <= 1.0:
+        _bad(f"{key}.promote_at", f"must be in (0, 1], got {section['promote_at']}")
+
+
 @dataclass(frozen=True)
 class JumpStartSettings(_Section):
     """Jump-Start RL (policies/league/jump_start.py): in the games against ``opponent``, the ``guide`` agent plays
@@ -473,10 +486,7 @@ class JumpStartSettings(_Section):
                     agent_path(js[k])
                 except ValueError as e:
                     _bad(f"{key}.{k}", str(e))
-            played = sorted(set(fixed or {}) | set(ladder))
-            if js["opponent"] not in played:
-                _bad(f"{key}.opponent", f"{js['opponent']!r} is not played: it must be one of opponents.fixed or the "
-                                        f"curriculum's ladder ({played})")
+            _check_stage_rule(key, js, fixed, ladder)
             h = js["handover_s"]
             if not h or any(isinstance(x, bool) or not isinstance(x, (int, float)) or x < 0 for x in h) \
                     or any(a <= b for a, b in zip(h, h[1:])):
@@ -485,10 +495,6 @@ class JumpStartSettings(_Section):
             if time_limit_s is not None and h[0] >= time_limit_s:
                 _bad(f"{key}.handover_s", f"a hand-over at or after the games' time limit ({time_limit_s:g} s, "
                                           f"env.time_limit_s) leaves main no steps; got {list(h)}")
-            if js["window"] < 1:
-                _bad(f"{key}.window", f"must be >= 1, got {js['window']}")
-            if not 0.0 < js["promote_at"] <= 1.0:
-                _bad(f"{key}.promote_at", f"must be in (0, 1], got {js['promote_at']}")
         return cls(**{**js, "handover_s": tuple(float(x) for x in js["handover_s"])})
 
 
@@ -528,14 +534,7 @@ class StartStagesSettings(_Section):
                 def bad(k, message, i=i):
                     _bad(f"{key}.stages[{i}]{k.removeprefix('start_state')}", message)
                 checked_start_state({**base, **st}, mode, bad)
-            played = sorted(set(fixed or {}) | set(ladder))
-            if ss["opponent"] not in played:
-                _bad(f"{key}.opponent", f"{ss['opponent']!r} is not played: it must be one of opponents.fixed or the "
-                                        f"curriculum's ladder ({played})")
-            if ss["window"] < 1:
-                _bad(f"{key}.window", f"must be >= 1, got {ss['window']}")
-            if not 0.0 < ss["promote_at"] <= 1.0:
-                _bad(f"{key}.promote_at", f"must be in (0, 1], got {ss['promote_at']}")
+            _check_stage_rule(key, ss, fixed, ladder)
             sides = ss["sides"]
             if not isinstance(sides, (list, tuple)) or not sides or any(x not in TEAM_NAMES for x in sides):
                 _bad(f"{key}.sides", f"must be a non-empty list of sides from {list(TEAM_NAMES)}, got {sides!r}")

@@ -36,10 +36,13 @@ def test_a_stage_moves_on_once_its_late_games_are_won_outright_often_enough_and_
     assert not ss.record("scripted_3 (late start)", True, "radiant")  # not a stage's game
     assert not ss.record(late_start_label("scripted_3", 1), True, "radiant")  # another stage's
     assert not ss.record(label, True, "dire")  # a side that does not count
+    for won in (True, False, False, True):  # a window of 4 with 2 won: judged, not passed, emptied
+        assert not ss.record(label, won, "radiant")
+    assert ss.current == 0 and not ss.curriculum.recent
     for won in (True, True, False):
         assert not ss.record(label, won, "radiant")
     assert ss.curriculum.window_win_rate() == pytest.approx(2 / 3)
-    assert ss.record(label, True, "radiant", iteration=7)  # 3 of 4 won outright: at promote_at
+    assert ss.record(label, True, "radiant", iteration=7)  # 3 of a fresh 4 won outright: at promote_at
     assert ss.current == 1 and ss.curriculum.promotions == [(7, 1)]
     state = ss.state_dict()
     again = StartStages("scripted_3", STAGES, window=4, promote_at=0.75)

@@ -202,15 +202,18 @@ def outright_wins(run_dir: str) -> dict:
     return out
 
 
-def outright_by_side(run_dir: str, m):
+def outright_by_side(run_dir: str, m, late: bool = False):
     """Per iteration of metrics.csv `m`: the agent steps, and the share of the last ~20 training games against fixed
     agents won outright as Radiant and as Dire (rolling sums over iterations, from the trial's opponents.csv; the full
-    games, not those that started late); None for a run without the columns."""
+    games, or with `late` those that started late); None for a run without the columns."""
     import pandas as pd
     rows = opponents_rows(run_dir)
     if rows is None or OUTRIGHT_AS_RADIANT not in rows or "iteration" not in m or "agent_steps" not in m:
         return None
-    rows = rows[~rows["opponent"].astype(str).map(is_late_start)]  # the full games
+    started_late = rows["opponent"].astype(str).map(is_late_start)
+    rows = rows[started_late if late else ~started_late]
+    if rows.empty:
+        return None
     it = rows.groupby("iteration")[["games", AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT]].sum()
     it = it.join(m.set_index("iteration")["agent_steps"], how="inner")
     out = pd.DataFrame({"agent_steps": it["agent_steps"]})
@@ -309,9 +312,10 @@ def trained_against_win_rate(m):
 
 
 def curves_figure(arms: dict):
-    """Per arm: the curriculum level against wall minutes and agent steps (Jump-Start RL's hand-over time instead, for
-    arms without a curriculum that have one; where neither, the win rate against wall minutes and the explained
-    variance against agent steps), the win rate against what it trains on (trained_against_win_rate), and the
+    """Per arm: the curriculum level against wall minutes and agent steps (Jump-Start RL's hand-over time or the late
+    starts' stage instead, for arms without a curriculum that have one; where neither, the win rate against wall
+    minutes and the explained variance against agent steps), the win rate against what it trains on
+    (trained_against_win_rate; with late-start stages, the late games won outright by side), and the
     kickstart KL (the explained variance where no arm has a teacher; where nothing climbs either, the training games
     won outright by side), against agent steps (None without data)."""
     import matplotlib.pyplot as plt
@@ -340,10 +344,18 @@ def curves_figure(arms: dict):
     last, last_label = (("outright", "won outright (~20 games; -: Radiant, --: Dire)") if by_side
                         else ("kickstart_kl", "kickstart KL (to the teacher)") if has("kickstart_kl") or level is None
                         else ("vf_explained_var", "explained variance (value)"))  # no teacher: the value function
+    staged = level == "start_stage"  # late-start stages: their finish by side, in place of the full games' wins
+    if staged:
+        win_label = "late games won outright (~20 games; -: Radiant, --: Dire)"
     panels = top + [(axes[1, 0], "agent_steps", "win", "agent steps sampled", win_label),
                     (axes[1, 1], "agent_steps", last, "agent steps sampled", last_label)]
     for i, (name, m) in enumerate(data.items()):
         win = trained_against_win_rate(m)
+        late = outright_by_side(arms[name].get("run_dir", ""), m, late=True) if staged else None
+        if late is not None:
+            for side, style in (("radiant", "-"), ("dire", "--")):
+                axes[1, 0].plot(late["agent_steps"], late[side], style, color=f"C{i}")
+            win = None
         if last == "outright" and sides[name] is not None:  # nothing climbs and no teacher: the finish, by side
             for side, style in (("radiant", "-"), ("dire", "--")):
                 axes[1, 1].plot(sides[name]["agent_steps"], sides[name][side], style, color=f"C{i}")

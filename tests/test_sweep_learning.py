@@ -204,8 +204,12 @@ def test_games_that_started_late_are_counted_apart_from_the_full_games(tmp_path)
     o = sl.outright_wins(str(tmp_path))
     assert (o["games"], o["outright"], o["late_games"], o["late_outright"]) == (10, 1, 8, 3)
     assert sl.outright_cell(o) == ("1/10 (radiant 0/6, dire 1/4); late start 3/8 (radiant 2/5, dire 1/3)")
-    out = sl.outright_by_side(str(tmp_path), pd.DataFrame({"iteration": [1], "agent_steps": [100]}))
+    m = pd.DataFrame({"iteration": [1, 2], "agent_steps": [100, 200]})
+    out = sl.outright_by_side(str(tmp_path), m)
     assert list(out["radiant"]) == [0.0] and list(out["dire"]) == [0.25]
+    late = sl.outright_by_side(str(tmp_path), m, late=True)  # the late games' curve (the stages' panel)
+    assert list(late["radiant"]) == pytest.approx([1 / 3, 2 / 5])
+    assert list(late["dire"]) == pytest.approx([1 / 2, 1 / 3])
 
 
 def test_the_stage_cell_shows_the_hand_over_else_the_late_start_stage():

@@ -127,7 +127,6 @@ class MobaEnv(MultiAgentEnv):
         self._done = True
         self._cut_short = False
         self.games_started = 0
-        self._start_cache = {}  # id(reset's start_state option) -> (the option, its checked start state)
 
     def set_seed_stream(self, worker_index: int, instance_id: int):
         """Seeds the game stream as the env `instance_id` of env runner `worker_index` would be seeded, so that an
@@ -181,8 +180,7 @@ class MobaEnv(MultiAgentEnv):
     def _reset_options(self, options: dict) -> tuple:
         """The attacker (a side's name or None) and the checked start state of reset's `options`: the config's
         start_state with the values of ``options["start_state"]`` laid over it (a start stage); a bad option raises
-        ValueError naming it. Checked values are kept by their mapping's id: a runner passes a stage's mapping for
-        many games."""
+        ValueError naming it. The check costs ~0.2 ms, once a game."""
         unknown = sorted(set(options) - {"attacker", "start_state"})
         if unknown:
             raise ValueError(f"reset options {unknown}: unknown; allowed: ['attacker', 'start_state']")
@@ -192,15 +190,11 @@ class MobaEnv(MultiAgentEnv):
         over = options.get("start_state")
         if over is None:
             return attacker, self.cfg.start_state
-        cached = self._start_cache.get(id(over))
-        if cached is None or cached[0] is not over:
-            def bad(key, message):
-                raise ValueError(f"reset options '{key}': {message}")
-            if not isinstance(over, dict):
-                bad("start_state", f"must be a mapping of start_state keys to values, got {over!r}")
-            cached = (over, checked_start_state({**self.cfg.start_state, **over}, self.cfg.mode, bad))
-            self._start_cache[id(over)] = cached
-        return attacker, cached[1]
+        def bad(key, message):
+            raise ValueError(f"reset options '{key}': {message}")
+        if not isinstance(over, dict):
+            bad("start_state", f"must be a mapping of start_state keys to values, got {over!r}")
+        return attacker, checked_start_state({**self.cfg.start_state, **over}, self.cfg.mode, bad)
 
     @override(MultiAgentEnv)
     def step(self, action_dict):

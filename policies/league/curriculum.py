@@ -63,7 +63,7 @@ class Curriculum:
     """A ladder of fixed agents, weakest first, and the level main plays against."""
 
     def __init__(self, ladder: list, window: int = CURRICULUM_WINDOW, promote_at: float = CURRICULUM_PROMOTE_AT,
-                 demote_at: float | None = None):
+                 demote_at: float | None = None, judge_once: bool = False):
         if not ladder:
             raise ValueError("the curriculum ladder is empty")
         self.ladder, self.window, self.promote_at = list(ladder), int(window), float(promote_at)
@@ -71,6 +71,9 @@ class Curriculum:
         # level above its reach, a 1v1 agent from scratch fell back to near-uniform play within ~1,000 iterations
         # (tune_configs/hok_1v1_curriculum.yaml); one level down it has games it can win again.
         self.demote_at = None if demote_at is None else float(demote_at)
+        # True: each window is judged once, when full, and emptied when it moves nothing (the start stages,
+        # policies/league/start_stages.py); False: the window slides by one game, judged after every game
+        self.judge_once = bool(judge_once)
         self.level = 0
         self.recent = deque(maxlen=self.window)  # main's results (1 = won) against the current level
         self.promotions = []  # (iteration, new level): every move, up or down
@@ -99,6 +102,8 @@ class Curriculum:
             return self._move(+1, iteration)
         if self.demote_at is not None and rate <= self.demote_at and self.level > 0:
             return self._move(-1, iteration)
+        if self.judge_once:
+            self.recent.clear()
         return False
 
     def _move(self, step: int, iteration: int) -> bool:
@@ -109,16 +114,18 @@ class Curriculum:
 
     def state_dict(self) -> dict:
         return {"ladder": self.ladder, "window": self.window, "promote_at": self.promote_at,
-                "demote_at": self.demote_at, "level": self.level, "recent": list(self.recent),
-                "promotions": list(self.promotions)}
+                "demote_at": self.demote_at, "judge_once": self.judge_once, "level": self.level,
+                "recent": list(self.recent), "promotions": list(self.promotions)}
 
     @classmethod
-    def from_state_dict(cls, state: dict, ladder: list | None = None, demote_at=SAVED) -> "Curriculum":
+    def from_state_dict(cls, state: dict, ladder: list | None = None, demote_at=SAVED,
+                        judge_once=SAVED) -> "Curriculum":
         """A curriculum restored from a checkpoint; with `ladder` (the run config's), its level is that of the
-        saved current agent in it (or the saved level if the agent is not in the new ladder); with `demote_at`, the run
-        config's rule instead of the saved one."""
+        saved current agent in it (or the saved level if the agent is not in the new ladder); with `demote_at` and
+        `judge_once`, the run's rules instead of the saved ones."""
         c = cls(ladder or state["ladder"], state["window"], state["promote_at"],
-                state.get("demote_at") if demote_at is SAVED else demote_at)
+                state.get("demote_at") if demote_at is SAVED else demote_at,
+                state.get("judge_once", False) if judge_once is SAVED else judge_once)
         saved = state["ladder"][state["level"]]
         c.level = c.ladder.index(saved) if saved in c.ladder else min(state["level"], len(c.ladder) - 1)
         c.recent.extend(state["recent"][-c.window:] if saved == c.current else [])

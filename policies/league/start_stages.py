@@ -6,7 +6,8 @@ the goal as the agent masters it (Florensa et al. 2017, "Reverse Curriculum Gene
 train from starts of intermediate difficulty, and move them back as the policy succeeds from them). The last stage
 is the hardest start, kept.
 
-Each window is judged once, when it is full, and a window that does not pass is emptied for the next games: a
+Each window is judged once, when it is full, and a window that does not pass is emptied for the next games
+(``Curriculum(judge_once=True)``): a
 window that slid by one game at a time would be tried after every game: at a stage the agent finished 44% of the
 time, such a 40-game window touched 60% after 53 and 20 iterations in two runs (tune_configs/sweeps/top_rung_reverse
 .yaml, reverse_stages and reverse_stages_all_late).
@@ -41,14 +42,15 @@ def is_late_start(name: str) -> bool:
 
 
 class StartStages:
-    """The stages of one run: the opponent whose late games move them, the start-state values of each stage (easiest
-    first), the sides whose late games count, and the curriculum over the stages' labels."""
+    """The stages of one run: the opponent whose late games move them, the sides whose late games count, and the
+    curriculum over the stages' labels (one per stage of `stages`, the start-state values easiest first; the env
+    runners read the values from the run's settings)."""
 
     def __init__(self, opponent: str, stages, window: int = START_STAGES_WINDOW,
                  promote_at: float = START_STAGES_PROMOTE_AT, sides=("radiant", "dire")):
-        self.opponent, self.stages, self.sides = opponent, [dict(s) for s in stages], tuple(sides)
-        self.labels = [late_start_label(opponent, k) for k in range(len(self.stages))]
-        self.curriculum = Curriculum(self.labels, window, promote_at)
+        self.opponent, self.sides = opponent, tuple(sides)
+        self.labels = [late_start_label(opponent, k) for k in range(len(stages))]
+        self.curriculum = Curriculum(self.labels, window, promote_at, judge_once=True)
 
     @property
     def current(self) -> int:
@@ -60,14 +62,11 @@ class StartStages:
         playing `side` (a side not in ``sides`` is ignored); True when it moved the stage."""
         if side not in self.sides:
             return False
-        moved = self.curriculum.record(name, WIN if outright else LOSS, iteration)
-        if not moved and len(self.curriculum.recent) >= self.curriculum.window:
-            self.curriculum.recent.clear()  # judged once: the next window's games are new ones
-        return moved
+        return self.curriculum.record(name, WIN if outright else LOSS, iteration)
 
     def state_dict(self) -> dict:
         return self.curriculum.state_dict()
 
     def load_state_dict(self, state: dict) -> None:
         """The saved stage, matched by label in this run's stages (the saved level if it is not one)."""
-        self.curriculum = Curriculum.from_state_dict(state, self.labels, demote_at=None)
+        self.curriculum = Curriculum.from_state_dict(state, self.labels, demote_at=None, judge_once=True)

@@ -44,7 +44,7 @@ import numpy as np  # noqa: E402
 from ray.rllib.env.multi_agent_env import MultiAgentEnv  # noqa: E402
 from ray.rllib.utils.annotations import override  # noqa: E402
 
-from moba.env.actions import able_to_act, noops_while_able  # noqa: E402
+from moba.env.actions import able_to_act, noops_while_able, primaries_of  # noqa: E402
 from moba.env.reward_wrapper import wrap  # noqa: E402
 from moba.env.rewards import (DEFAULT_PRESET, REWARD_PRESETS, SIGNALS, TIME_DECAY_BASE,  # noqa: E402
                               TIME_DECAY_PERIOD_S, postprocess_rewards, reward_weights)
@@ -123,12 +123,12 @@ class AuditEnv(MultiAgentEnv):
         return obs, infos
 
     def _remember_masks(self, obs: dict):
-        self._able = able_to_act(obs)
+        self._able = able_to_act([obs[a] for a in self.possible_agents])
 
     @override(MultiAgentEnv)
     def step(self, action_dict):
         ids = self.possible_agents
-        self.noops += noops_while_able(action_dict, self._able, ids)
+        self.noops += noops_while_able(primaries_of(action_dict, ids), self._able)
         obs, rewards, terms, truncs, infos = self.env.step(action_dict)
         self._remember_masks(obs)
         signals = np.array([[infos[a]["reward_signals"][k] for k in SIGNALS] for a in ids])

@@ -8,8 +8,10 @@ as the classic runner does) and the same modules, and per step:
 - runs one forward pass of "main" for every learning hero of every game, and one per league slot for the heroes a
   frozen past version plays (their steps never become training data), with the LSTM states carried per hero;
 - samples the actions from the module's distribution (or takes the most likely ones without exploration);
-- steps each game (the reward post-processing wrapper included) and keeps, per hero of "main", the step's data in
-  plain lists, the value of the step's observation among them (``Columns.VF_PREDS``).
+- steps each game (the reward post-processing wrapper included) through its array step (``step_arrays``,
+  moba/env/step_arrays.py: the game's actions as one int array, the step back as arrays; an env without one, a
+  remote game, through its dicts) and keeps, per hero of "main", the step's data in plain lists, the value of the
+  step's observation among them (``Columns.VF_PREDS``).
 
 A chunk that does not end its game in a terminal state gets the value of the observation after its last step (a
 cut chunk, or a game stopped by the time limit), from one forward pass over all such chunks at the end of
@@ -20,7 +22,10 @@ run the value network over the batch a second time.
 At the end of ``sample()`` it builds one ``SingleAgentEpisode`` per hero of "main" and game chunk (module "main"), in
 bulk. Chunks continue across ``sample()`` calls with ``t_started`` and a lookback of ``episode_lookback_horizon`` steps,
 as RLlib's ``MultiAgentEpisode.cut`` makes them, so that the learner's connectors see what they see from the classic
-runner: the same learner batch for the same games, weights and actions (tests/test_batched_env_runner.py). A finished
+runner: the same learner batch for the same games, weights and actions (tests/test_batched_env_runner.py). Once
+the runner's ``on_sample_end`` callbacks have seen them, each chunk's infos are emptied but the last
+(``keep_last_info``: the learner reads the winner there), which halves the time spent pickling the chunks to the
+driver. A finished
 game is reset on the next step, as RLlib's vector env does. Episode ids are unique per chunk: a chunk's id (and its
 ``multi_agent_episode_id``) is its hero's (its game's) id and the chunk's number in the game (``chunk_id``,
 ``chunk_origin`` reads them back). RLlib's cut keeps one id for every chunk, and its learner connectors then rename the
@@ -71,6 +76,8 @@ from ray.rllib.utils.metrics import (NUM_AGENT_STEPS_SAMPLED, NUM_AGENT_STEPS_SA
                                      NUM_MODULE_STEPS_SAMPLED, NUM_MODULE_STEPS_SAMPLED_LIFETIME, SAMPLE_TIMER,
                                      TIME_BETWEEN_SAMPLING, WEIGHTS_SEQ_NO)
 
+from moba.env.actions import ACTION_KEYS, N_ACTION_KEYS, action_row, action_sizes
+from moba.env.step_arrays import StepArrays, step_arrays
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.teams import NO_WINNER, enemy_side, side_of_agent
 from policies.agents.module_agent import ModuleAgent
@@ -110,6 +117,23 @@ def stack(items: list):
     return np.array(items)  # same-shaped arrays of one dtype are stacked (the dtype kept), scalars as batch() does
 
 
+def action_columns(rows: list) -> dict:
+    """A chunk's action rows (each the 5 values of ACTION_KEYS) as the dict of columns RLlib's ``batch`` makes of
+    the action dicts: keys sorted, each column int64."""
+    table = np.array(rows, np.int64).reshape(len(rows), N_ACTION_KEYS)
+    return {k: np.ascontiguousarray(table[:, ACTION_KEYS.index(k)]) for k in sorted(ACTION_KEYS)}
+
+
+def keep_last_info(episode: SingleAgentEpisode):
+    """Empties every info of `episode` but its last, once the runner's callbacks have seen them all: the learner
+    reads only the last (policies/learning/win_label.py: the winner), and the per-step infos (each hero's reward
+    signals by name) were the larger part of the time spent pickling the episodes to the driver."""
+    infos = episode.infos
+    n = len(infos.data)
+    if n > 1:
+        episode.infos = InfiniteLookbackBuffer([{} for _ in range(n - 1)] + [infos.data[-1]], infos.lookback)
+
+
 def reset_options(matchup: dict | None) -> dict | None:
     """The env's reset options for a game of `matchup`: the side "main" plays is the attacker of a late start (the
     env config's start_state), and the start stage's values are laid over that start state (opponents.start_stages);
@@ -130,7 +154,12 @@ class _Game:
         self.index = index
         self.env = env  # the vector env's sub-env (RLlib's OrderEnforcing wrapper around the training env)
         self.agents = list(env.unwrapped.possible_agents)
+        self.row = {a: i for i, a in enumerate(self.agents)}  # agent -> its row of the step's action array
+        self.sides = [side_of_agent(a) for a in self.agents]
+        self.max_units = env.unwrapped.action_spaces[self.agents[0]]["target_unit"].n
+        self.action_sizes = action_sizes(self.max_units)
         self.needs_reset = False
+        self.sampled = 0  # env steps of the game not yet counted in the sample's step counts
 
     def start(self, obs: dict, infos: dict, matchup: dict | None, initial_state: dict, fixed_agent=None,
               teacher=None, guide=None, guide_steps: int = 0):
@@ -163,7 +192,7 @@ class _Game:
         self.t = 0  # env steps of this game
         self.t0 = 0  # the step the current chunk began at
         self.record = {}  # GameTally's record of the game
-        self.returns = defaultdict(float)  # post-processed return per agent
+        self.returns = np.zeros(len(self.agents))  # post-processed return per agent (rows of self.agents)
         self.started = time.time()
         # per hero of "main": the chunk's data, with the lookback in front (lists: appended per step)
         self.lookback = 0
@@ -303,6 +332,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             make_callback("on_sample_end", callbacks_objects=self._callbacks,
                           callbacks_functions=self.config.callbacks_on_sample_end,
                           kwargs=dict(env_runner=self, metrics_logger=self.metrics, samples=episodes))
+            for episode in episodes:
+                keep_last_info(episode)
         self._time_after_sampling = time.perf_counter()
         return episodes
 
@@ -327,7 +358,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             actions = self._act(running, explore)
             for g in running:
                 try:
-                    obs, rewards, terms, truncs, infos = g.env.step(actions[g.index])
+                    step = step_arrays(g.env.unwrapped, actions[g.index])
                 except Exception as e:
                     self._env_step_failed(e)  # raises unless the envs may be recreated
                     self._reset_all_games()  # as RLlib's runner: the data of the games so far is dropped
@@ -335,13 +366,13 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     steps_by_agent.clear(), steps_by_module.clear()
                     break
                 env_ts += not g.guided  # a guide's step (Jump-Start RL) is no training data: it does not count
-                for a in g.agents:
-                    steps_by_agent[a] += 1
-                    if g.module_of[a] != FIXED_AGENT:
-                        steps_by_module[g.module_of[a]] += 1
-                self._record_step(g, actions[g.index], obs, rewards, terms, truncs, infos)
-                if terms["__all__"] or truncs["__all__"]:
-                    done.extend(self._finish_game(g, terminated=bool(terms["__all__"])))
+                g.sampled += 1
+                self._record_step(g, actions[g.index], step)
+                if step.done:
+                    self._count_steps(g, steps_by_agent, steps_by_module)
+                    done.extend(self._finish_game(g, terminated=step.terminated))
+        for g in self._games:
+            self._count_steps(g, steps_by_agent, steps_by_module)
         self._log_counts(env_ts, steps_by_agent, steps_by_module)
         self._tally.log_sample(self.metrics)
         chunks = self._cut_chunks()
@@ -422,7 +453,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         """One forward pass per module over the heroes it plays in `games`; returns each game's action dict and
         records "main"'s model outputs in the games' buffers."""
         rows = defaultdict(list)  # module id -> [(game, agent)]
-        actions = {g.index: {} for g in games}
+        actions = {g.index: np.zeros((len(g.agents), N_ACTION_KEYS), np.int64) for g in games}
         fixed = []  # (game, its fixed agent, the heroes it plays)
         for g in games:
             for a in g.agents:
@@ -448,13 +479,13 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
                     dist = dist.to_deterministic()
                 act = dist.sample()
                 logp = dist.logp(act)
-            act = {k: v.numpy() for k, v in act.items()}
+            act = np.stack([act[k].numpy() for k in ACTION_KEYS], axis=1)  # (rows, 5): the env's action rows
             state_out = {k: v.numpy() for k, v in out[Columns.STATE_OUT].items()}
             if mid == MAIN:
                 logp, win, value = logp.numpy(), out[WIN_PROB][:, 0].numpy(), out[Columns.VF_PREDS][:, 0].numpy()
                 dist_inputs = logits.numpy() if self._ship_dist_inputs else None
             for i, (g, a) in enumerate(who):
-                actions[g.index][a] = {k: v[i] for k, v in act.items()}
+                actions[g.index][g.row[a]] = act[i]
                 g.state[a] = {k: v[i] for k, v in state_out.items()}
                 if mid == MAIN:
                     emo = g.buf[a]["emo"]
@@ -468,22 +499,26 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self._agents_act([(g, g.guide, g.main_agents) for g in guided], actions)
         return actions
 
-    @staticmethod
-    def _agents_act(plays: list, actions: dict):
+    def _agents_act(self, plays: list, actions: dict):
         """Agents outside the modules (fixed agents, Jump-Start RL's guides) act in their games: `plays` holds (game,
         agent, the heroes it plays). The agents of one checkpoint (ModuleAgent) act together, in one forward pass
-        over all their games' heroes; any other agent acts on its own game."""
+        over all their games' heroes; any other agent acts on its own game. Their actions (dicts, checked) fill the
+        heroes' rows of the games' action arrays."""
         together = defaultdict(list)  # (module, explore) -> plays
         for g, agent, heroes in plays:
             if isinstance(agent, ModuleAgent):
                 together[(id(agent.module), agent.explore)].append((g, agent, heroes))
             else:
-                actions[g.index].update(agent.act({a: g.obs[a] for a in heroes}))
+                self._fill_rows(g, actions[g.index], agent.act({a: g.obs[a] for a in heroes}))
         for group in together.values():
             played = ModuleAgent.act_together([agent for _, agent, _ in group],
                                               [{a: g.obs[a] for a in heroes} for g, _, heroes in group])
             for (g, _, _), acts in zip(group, played):
-                actions[g.index].update(acts)
+                self._fill_rows(g, actions[g.index], acts)
+
+    def _fill_rows(self, g: _Game, rows: np.ndarray, action_dict: dict):
+        for a, action in action_dict.items():
+            rows[g.row[a]] = action_row(a, action, g.max_units, g.action_sizes)
 
     def _set_bootstrap_values(self, pending: list):
         """GAE's bootstrap value of each chunk that does not end in a terminal state: the value of the observation
@@ -496,18 +531,21 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         for (episode, _), v in zip(pending, values[:, 0].tolist()):
             episode.custom_data[BOOTSTRAP_VALUE] = v
 
-    def _record_step(self, g: _Game, actions: dict, obs, rewards, terms, truncs, infos):
+    def _record_step(self, g: _Game, actions: np.ndarray, step: StepArrays):
+        """A game's step in its buffers: "main"'s heroes' action rows, rewards, observations and infos (the infos
+        of "main"'s heroes only: the others' are never read)."""
         g.t += 1
-        g.obs = obs
-        for a in g.agents:
-            g.returns[a] += rewards[a]
+        g.obs = obs = dict(zip(g.agents, step.obs))
+        g.returns += step.rewards
+        infos = step.infos(g.agents, g.buf)
+        rewards = step.rewards.tolist()
         for a in g.main_agents:
-            b = g.buf[a]
-            b["actions"].append(actions[a])
-            b["rewards"].append(rewards[a])
+            b, i = g.buf[a], g.row[a]
+            b["actions"].append(actions[i])
+            b["rewards"].append(rewards[i])
             b["obs"].append(obs[a])
             b["infos"].append(infos[a])
-        self._tally.add_step(infos, g.record)
+        self._tally.add_step_arrays(step, g.record, g.sides)
 
     def _finish_game(self, g: _Game, terminated: bool) -> list:
         """The finished game's last chunks (none when the guide played them), its metrics and league result; a new
@@ -523,11 +561,12 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         self.metrics.log_value(NUM_EPISODES, 1, reduce="sum")
         self.metrics.log_value(NUM_EPISODES_LIFETIME, 1, reduce="lifetime_sum")
         modules = defaultdict(float)
-        for a in g.agents:
+        returns = g.returns.tolist()
+        for a, r in zip(g.agents, returns):
             if g.module_of[a] != FIXED_AGENT:
-                modules[g.module_of[a]] += g.returns[a]
-        self._log_episode_metrics(g.t, sum(g.returns.values()), time.time() - g.started,
-                                  {str(a): r for a, r in g.returns.items()}, dict(modules),
+                modules[g.module_of[a]] += r
+        self._log_episode_metrics(g.t, sum(returns), time.time() - g.started,
+                                  {str(a): r for a, r in zip(g.agents, returns)}, dict(modules),
                                   {str(a): g.t for a in g.agents})
         game_ended(self, g.index, g.matchup, g.record.get(WINNER_KEY, NO_WINNER), g.record.get(RAW_RETURN_KEY),
                    g.record.get(OBJECTIVE_KEY), scored=not g.record.get(CUT_SHORT_KEY, False),
@@ -546,7 +585,7 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             id_=chunk_id(g.hero_ids[a], g.chunk), agent_id=a, module_id=MAIN,
             multi_agent_episode_id=chunk_id(g.game_id, g.chunk),
             observations=InfiniteLookbackBuffer(stack(b["obs"]), n, env.observation_spaces[a]),
-            actions=InfiniteLookbackBuffer(stack(b["actions"]), n, env.action_spaces[a]),
+            actions=InfiniteLookbackBuffer(action_columns(b["actions"]), n, env.action_spaces[a]),
             rewards=InfiniteLookbackBuffer(stack(b["rewards"]), n),
             infos=InfiniteLookbackBuffer(list(b["infos"]), n),
             extra_model_outputs={k: InfiniteLookbackBuffer(stack(v), n) for k, v in b["emo"].items()},
@@ -577,6 +616,18 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         g.lookback = n
         g.t0 = g.t
         g.chunk += 1
+
+    @staticmethod
+    def _count_steps(g: _Game, steps_by_agent: dict, steps_by_module: dict):
+        """Adds game `g`'s env steps since its last count to the sample's counts by agent and by module (counted per
+        game when it ends and at the sample's end, not per step; the same sums)."""
+        if not g.sampled:
+            return
+        for a in g.agents:
+            steps_by_agent[a] += g.sampled
+            if g.module_of[a] != FIXED_AGENT:
+                steps_by_module[g.module_of[a]] += g.sampled
+        g.sampled = 0
 
     def _log_counts(self, env_ts: int, steps_by_agent: dict, steps_by_module: dict):
         """RLlib's step counts of the sample, logged once instead of per step (the same sums)."""

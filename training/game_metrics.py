@@ -45,6 +45,7 @@ class GameTally:
         self.hero_seconds = 0.0
 
     def add_step(self, infos: dict, record: dict) -> None:
+        """A step's infos by agent (RLlib's episodes: callbacks/metrics.py)."""
         raw = record.setdefault(RAW_RETURN_KEY, {side: 0.0 for side in TEAM_NAMES})
         heroes, game_time = 0, None
         for aid, info in infos.items():
@@ -56,14 +57,33 @@ class GameTally:
                 heroes += 1
                 game_time = info["game_time_s"]
             if WINNER_KEY in info:
-                record[WINNER_KEY] = info[WINNER_KEY]
-                record[GAME_TIME_KEY] = info["game_time_s"]
-                if OBJECTIVE_KEY in info:
-                    record[OBJECTIVE_KEY] = info[OBJECTIVE_KEY]
-                if info.get(CUT_SHORT_INFO):
-                    record[CUT_SHORT_KEY] = True
-                if info.get(LATE_START_INFO):
-                    record[LATE_START_KEY] = info[LATE_START_INFO]
+                self._game_end(info, record)
+        self._add_time(heroes, game_time, record)
+
+    def add_step_arrays(self, step, record: dict, sides: list) -> None:
+        """A step as arrays (moba/env/step_arrays.StepArrays, every hero's row; `sides`: each row's side), as
+        ``add_step`` reads the same step's infos."""
+        raw = record.setdefault(RAW_RETURN_KEY, {side: 0.0 for side in TEAM_NAMES})
+        if step.raw is not None:
+            for side, r in zip(sides, step.raw.tolist()):
+                raw[side] += r
+        self.signal_sums += step.signals.sum(axis=0)
+        if step.last_infos is not None:
+            self._game_end({**step.last_infos, "game_time_s": step.game_time_s}, record)
+        self._add_time(len(sides), step.game_time_s, record)
+
+    @staticmethod
+    def _game_end(info: dict, record: dict) -> None:
+        record[WINNER_KEY] = info[WINNER_KEY]
+        record[GAME_TIME_KEY] = info["game_time_s"]
+        if OBJECTIVE_KEY in info:
+            record[OBJECTIVE_KEY] = info[OBJECTIVE_KEY]
+        if info.get(CUT_SHORT_INFO):
+            record[CUT_SHORT_KEY] = True
+        if info.get(LATE_START_INFO):
+            record[LATE_START_KEY] = info[LATE_START_INFO]
+
+    def _add_time(self, heroes: int, game_time: float | None, record: dict) -> None:
         if game_time is not None:
             self.hero_seconds += heroes * (game_time - record.get(LAST_TIME_KEY, 0.0))
             record[LAST_TIME_KEY] = game_time

@@ -122,21 +122,72 @@ def validate_actions(action_dict, agent_index: dict, max_units: int) -> np.ndarr
     sizes = action_sizes(max_units)
     acts = np.zeros((len(agent_index), N_ACTION_KEYS), np.int64)
     for agent, action in action_dict.items():
-        row = _plain_row(action, sizes)
-        acts[agent_index[agent]] = validate_action(agent, action, max_units) if row is None else row
+        acts[agent_index[agent]] = action_row(agent, action, max_units, sizes)
     return acts
 
 
-def able_to_act(observations: dict) -> dict:
-    """Agent -> whether its action mask offers more than the no-op (the hero is alive and not stunned)."""
-    return {a: int(o["action_mask"].sum()) > 1 for a, o in observations.items()}
+def action_row(agent_id: str, action, max_units: int, sizes: tuple | None = None):
+    """One agent's action dict as its 5 values (ACTION_KEYS order), or ValueError naming the agent and the field
+    (`sizes`: action_sizes(max_units), when the caller has them)."""
+    row = _plain_row(action, sizes or action_sizes(max_units))
+    return validate_action(agent_id, action, max_units) if row is None else row
 
 
-def noops_while_able(action_dict: dict, able: dict, agents) -> np.ndarray:
-    """Per agent of `agents` (in order), 1.0 where its action is the no-op while its mask offered more (`able`: of
-    the observations it acted on, able_to_act), else 0.0."""
-    return np.array([a in action_dict and int(action_dict[a]["primary"]) == A_NOOP and able.get(a, False)
-                     for a in agents], np.float64)
+def check_action_array(acts, n_heroes: int, max_units: int) -> np.ndarray:
+    """`acts` as every hero's action of one step, an (n_heroes, 5) int64 array of ``ACTION_KEYS`` columns, or
+    ValueError naming the hero's row, the field and the allowed range (the array form of validate_actions; one
+    compiled pass, as it runs on every env step of training)."""
+    if not isinstance(acts, np.ndarray) or acts.dtype != np.int64:
+        acts = np.asarray(acts)
+        if acts.dtype.kind not in "iu":
+            raise ValueError(f"actions: expected an ({n_heroes}, {N_ACTION_KEYS}) integer array of "
+                             f"{list(ACTION_KEYS)}, got {acts.dtype}")
+        acts = acts.astype(np.int64)
+    if acts.shape != (n_heroes, N_ACTION_KEYS):
+        raise ValueError(f"actions: expected an ({n_heroes}, {N_ACTION_KEYS}) integer array of {list(ACTION_KEYS)}, "
+                         f"got shape {acts.shape}")
+    sizes = _sizes_array(max_units)
+    bad = _first_out_of_range(acts, sizes)
+    if bad >= 0:
+        row, col = divmod(bad, N_ACTION_KEYS)
+        raise ValueError(f"actions: hero row {row}: '{ACTION_KEYS[col]}' must be in [0, {sizes[col] - 1}], "
+                         f"got {acts[row, col]}")
+    return acts
+
+
+_SIZES = {}  # max_units -> action_sizes(max_units) as an int64 array
+
+
+def _sizes_array(max_units: int) -> np.ndarray:
+    sizes = _SIZES.get(max_units)
+    if sizes is None:
+        sizes = _SIZES[max_units] = np.array(action_sizes(max_units), np.int64)
+    return sizes
+
+
+@njit(cache=True)
+def _first_out_of_range(acts, sizes):
+    """The flat index of the first value of `acts` (rows x 5) outside [0, sizes[column]), or -1."""
+    for i in range(acts.shape[0]):
+        for j in range(acts.shape[1]):
+            if acts[i, j] < 0 or acts[i, j] >= sizes[j]:
+                return i * acts.shape[1] + j
+    return -1
+
+
+def primaries_of(action_dict: dict, agents) -> np.ndarray:
+    """Each agent's primary action from a step's action dict (-1 where it has none): what the no-op penalty reads."""
+    return np.array([int(action_dict[a]["primary"]) if a in action_dict else -1 for a in agents], np.int64)
+
+
+def noops_while_able(primary: np.ndarray, able: np.ndarray) -> np.ndarray:
+    """1.0 where a hero's primary action is the no-op while its action mask offered more (`able`), else 0.0."""
+    return ((primary == A_NOOP) & able).astype(np.float64)
+
+
+def able_to_act(obs: list) -> np.ndarray:
+    """Per hero (rows of `obs`), whether its action mask offers more than the no-op (alive and not stunned)."""
+    return np.array([int(o["action_mask"].sum()) > 1 for o in obs], bool)
 
 
 def hero_action_table(hero_ab: np.ndarray, abi: np.ndarray, ia_ab: np.ndarray):

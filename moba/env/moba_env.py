@@ -8,12 +8,13 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.annotations import override
 
-from moba.env.actions import N_ACTION_KEYS, action_space, decode_team, validate_actions
+from moba.env.actions import N_ACTION_KEYS, action_space, check_action_array, decode_team, validate_actions
 from moba.env.config import EnvConfig
 from moba.env.observation import ObservationEncoder, observation_space
 from moba.env.randomization import sample_game
 from moba.env.start_state import checked_start_state, late_start_side
-from moba.env.rewards import SIGNALS, RewardTracker, reward_weights
+from moba.env.step_arrays import StepArrays
+from moba.env.rewards import RewardTracker, reward_weights
 from moba.game.constants import TICKS_PER_SECOND
 from moba.game.engine import Game
 from moba.game.state import H_UNIT, NP
@@ -87,6 +88,14 @@ class MobaEnv(MultiAgentEnv):
     result apart).
     ``step`` after the end raises
     ``RuntimeError``: call ``reset``.
+
+    ## Stepping many games
+
+    ``step_arrays(acts)`` is ``step`` for a caller that steps many games (training's batched env runner): every
+    hero's action as one (heroes, 5) int array (rows in ``possible_agents`` order, columns ``ACTION_KEYS``), and the
+    step as arrays (``moba/env/step_arrays.StepArrays``: observations, rewards, weighted signals, game time, the end
+    and its last infos). The same game and values as ``step``, without the dicts; a value out of range raises
+    ``ValueError`` naming the row and the field.
 
     ## Arguments
 
@@ -201,6 +210,18 @@ class MobaEnv(MultiAgentEnv):
         if self._done:
             raise RuntimeError("MobaEnv.step called on a finished game: call reset() first")
         acts = validate_actions(action_dict, self._index, self.cfg.max_units)  # raises before anything changes
+        return self._step(acts).as_dicts(self.possible_agents)
+
+    def step_arrays(self, acts) -> StepArrays:
+        """``step`` on every hero's action as one (heroes, 5) int array (rows in ``possible_agents`` order, columns
+        ``ACTION_KEYS``), returning the step as arrays (``moba/env/step_arrays.py``): the same game and the same
+        values as ``step``, without its dicts. A value out of range raises ValueError naming the row and the field,
+        before anything changes."""
+        if self._done:
+            raise RuntimeError("MobaEnv.step_arrays called on a finished game: call reset() first")
+        return self._step(check_action_array(acts, self.n_heroes, self.cfg.max_units))
+
+    def _step(self, acts: np.ndarray) -> StepArrays:
         orders = self._decode(acts)
         self.prev_actions[:] = acts
         if self.cfg.action_offset:
@@ -208,28 +229,19 @@ class MobaEnv(MultiAgentEnv):
         self.game.step(orders)
         signals = self.tracker.step(self.game.frameskip / TICKS_PER_SECOND)
         weighted = signals * self.weights
-        rewards_arr = weighted.sum(axis=1)
         self._obs = self.encoder.encode(self.prev_actions, self.lanes, self.lane_until)
         terminated = self.game.terminated
-        truncated = self.game.truncated
+        truncated = self.game.truncated and not terminated
         self._done = terminated or truncated
-        obs, rewards, infos = {}, {}, {}
-        for i, a in enumerate(self.possible_agents):
-            obs[a] = self._obs[i]
-            rewards[a] = float(rewards_arr[i])
-            infos[a] = {"reward_signals": dict(zip(SIGNALS, weighted[i].tolist())), "game_time_s": self.game.time}
-            if self._done:
-                infos[a]["winner"] = winner_name(self.game.winner)
-                infos[a]["objective"] = self.objective()
-                if self._cut_short and not terminated:
-                    infos[a][CUT_SHORT_INFO] = True
-                if self.late_start is not None:
-                    infos[a][LATE_START_INFO] = self.late_start
-        terminateds = {a: terminated for a in self.possible_agents}
-        truncateds = {a: truncated and not terminated for a in self.possible_agents}
-        terminateds["__all__"] = terminated
-        truncateds["__all__"] = truncated and not terminated
-        return obs, rewards, terminateds, truncateds, infos
+        last = None
+        if self._done:
+            last = {"winner": winner_name(self.game.winner), "objective": self.objective()}
+            if self._cut_short and not terminated:
+                last[CUT_SHORT_INFO] = True
+            if self.late_start is not None:
+                last[LATE_START_INFO] = self.late_start
+        return StepArrays(obs=self._obs, rewards=weighted.sum(axis=1), signals=weighted, game_time_s=self.game.time,
+                          terminated=terminated, truncated=truncated, last_infos=last)
 
     def objective(self) -> dict:
         """What each side destroyed so far: {side: {"buildings": towers + barracks + shrines, "kills": hero kills}}

@@ -30,10 +30,13 @@ The unnormalized post-processed reward stays in ``infos[agent]["postprocessed_re
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.annotations import override
 
-from moba.env.actions import able_to_act, noops_while_able
+from moba.env.actions import able_to_act, noops_while_able, primaries_of
+from moba.env.step_arrays import WIN_SIGNAL, StepArrays
+from moba.env.step_arrays import step_arrays as inner_step_arrays
 from moba.env.rewards import TEAM_SPIRIT, TIME_DECAY_BASE, TIME_DECAY_PERIOD_S, postprocess_rewards
 from moba.game.teams import team_of_agent
 
@@ -58,13 +61,12 @@ class ReturnScaler:
         self.count, self.mean, self.m2 = 0, 0.0, 0.0
 
     def update(self, x: np.ndarray):
-        """Merges a batch of values (Chan et al.'s parallel update: exact for any split, one numpy pass per step)."""
-        x = np.asarray(x, np.float64).ravel()
-        n = x.size
-        if n == 0:
+        """Merges a batch of values (Chan et al.'s parallel update: exact for any split; compiled, as it runs on every
+        env step)."""
+        x = np.ascontiguousarray(x, np.float64).ravel()
+        if x.size == 0:
             return
-        b_mean = float(x.mean())
-        self.merge(n, b_mean, float(((x - b_mean) ** 2).sum()))
+        self.count, self.mean, self.m2 = _merge_values(self.count, self.mean, self.m2, x)
 
     def merge(self, count: int, mean: float, m2: float):
         """Merges the statistics of another set of values (its count, mean and sum of squared deviations M2): the
@@ -119,6 +121,23 @@ class RunReturnScaler(ReturnScaler):
         return self.fixed_std
 
 
+@njit(cache=True)
+def _merge_values(count, mean, m2, x):
+    """(count, mean, M2) of the values so far merged with the values `x` (Chan et al.): the batch's mean and M2 in two
+    passes, then ReturnScaler.merge's arithmetic."""
+    n = x.size
+    b_mean = 0.0
+    for v in x:
+        b_mean += v
+    b_mean /= n
+    b_m2 = 0.0
+    for v in x:
+        b_m2 += (v - b_mean) ** 2
+    total = count + n
+    delta = b_mean - mean
+    return total, mean + delta * n / total, m2 + b_m2 + delta ** 2 * count * n / total
+
+
 PROCESS_SCALER = ReturnScaler()
 NORMALIZE_SCOPES = ("run", "process")  # PostprocessedRewardEnv's normalize_scope (module docstring)
 
@@ -150,7 +169,8 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         if isinstance(noop_penalty, bool) or not isinstance(noop_penalty, (int, float)) or not noop_penalty >= 0:
             raise ValueError(f"noop_penalty must be a number >= 0, got {noop_penalty!r}")
         self.noop_penalty = float(noop_penalty)
-        self._able = {}  # agent -> whether its latest action mask offered more than the no-op (able_to_act)
+        self._able = np.zeros(len(self.possible_agents), bool)  # per hero: its latest action mask offered more
+        # than the no-op (able_to_act)
 
     def set_team_spirit(self, tau: float):
         if not 0.0 <= float(tau) <= 1.0:
@@ -177,37 +197,54 @@ class PostprocessedRewardEnv(MultiAgentEnv):
         obs, infos = self.env.reset(seed=seed, options=options)
         self.agents = self.env.agents
         self.returns[:] = 0.0
-        self._remember_masks(obs)
+        self._remember_masks([obs[a] for a in self.possible_agents])
         return obs, infos
 
-    def _remember_masks(self, obs: dict):
+    def _remember_masks(self, obs: list):
         if self.noop_penalty:
             self._able = able_to_act(obs)
 
     @override(MultiAgentEnv)
     def step(self, action_dict):
         obs, rewards, terms, truncs, infos = self.env.step(action_dict)
-        raw = np.array([rewards[a] for a in self.possible_agents])
-        win = np.array([infos[a]["reward_signals"]["win"] for a in self.possible_agents])
-        game_time = infos[self.possible_agents[0]]["game_time_s"]
-        out = postprocess_rewards(raw - win, win, self.team_of, self.team_spirit, game_time, zero_sum=self.zero_sum,
-                                  time_decay_base=self.time_decay_base, time_decay_period_s=TIME_DECAY_PERIOD_S)
+        step = StepArrays.from_dicts(self.possible_agents, obs, rewards, terms, truncs, infos)
+        self._postprocess(step, primaries_of(action_dict, self.possible_agents))
+        new_rewards = {}
+        for i, a in enumerate(self.possible_agents):  # the env's infos kept as they are (a remote game may add keys)
+            infos[a]["raw_reward"] = float(step.raw[i])
+            infos[a]["postprocessed_reward"] = float(step.postprocessed[i])
+            infos[a]["team_spirit"] = self.team_spirit
+            new_rewards[a] = float(step.rewards[i])
+        self.agents = self.env.agents
+        return obs, new_rewards, terms, truncs, infos
+
+    def step_arrays(self, acts) -> StepArrays:
+        """``step`` on every hero's action as one (heroes, 5) int array (``MobaEnv.step_arrays``), returning the
+        step as arrays with the post-processed rewards; an env without ``step_arrays`` (a remote game) is stepped
+        through its dicts."""
+        step = inner_step_arrays(self.env, acts)
+        out = self._postprocess(step, np.asarray(acts)[:, 0])
+        self.agents = self.env.agents
+        return out
+
+    def _postprocess(self, step: StepArrays, primary: np.ndarray) -> StepArrays:
+        """The step with the post-processed rewards (the module docstring); `primary`: each hero's primary action
+        (the no-op penalty's)."""
+        raw = step.rewards
+        win = step.signals[:, WIN_SIGNAL]
+        out = postprocess_rewards(raw - win, win, self.team_of, self.team_spirit, step.game_time_s,
+                                  zero_sum=self.zero_sum, time_decay_base=self.time_decay_base,
+                                  time_decay_period_s=TIME_DECAY_PERIOD_S)
         if self.noop_penalty:
-            out = out - self.noop_penalty * noops_while_able(action_dict, self._able, self.possible_agents)
-            self._remember_masks(obs)
+            out = out - self.noop_penalty * noops_while_able(primary, self._able)
+            self._remember_masks(step.obs)
         scaled = out
         if self.normalize_gamma is not None:
             self.returns = self.returns * self.normalize_gamma + out
             self.scaler.update(self.returns)
             scaled = out / self.scaler.std
-        new_rewards = {}
-        for i, a in enumerate(self.possible_agents):
-            infos[a]["raw_reward"] = float(raw[i])
-            infos[a]["postprocessed_reward"] = float(out[i])
-            infos[a]["team_spirit"] = self.team_spirit
-            new_rewards[a] = float(scaled[i])
-        self.agents = self.env.agents
-        return obs, new_rewards, terms, truncs, infos
+        step.raw, step.postprocessed, step.rewards, step.team_spirit = raw, out, scaled, self.team_spirit
+        return step
 
     @override(MultiAgentEnv)
     def close(self):

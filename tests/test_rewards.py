@@ -8,8 +8,8 @@ from moba_testlib import (OPEN_SPOT, actions, clear_creeps, creeps_of, make_env,
 from moba.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019,
                              WEIGHTS_HOK_2022, RewardTracker, health_curve, postprocess_rewards, reward_weights)
 from moba.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
-from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER, H_DEATHS,
-                            H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM)
+from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER,
+                            H_DEATHS, H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM)
 
 W = WEIGHTS_FIVE_2019
 DT_STEP = 4 / 30
@@ -240,6 +240,42 @@ def test_ancient_hp_and_win():
     np.testing.assert_allclose(w[:5, SIGNAL_INDEX["win"]], -5.0)
 
 
+def test_creep_push_pays_a_wave_kept_deep_and_charges_a_wave_lost():
+    g = make_game("1v1")
+    g.step(None)  # the first wave spawns
+    radiant, dire = creeps_of(g, RADIANT)[0], creeps_of(g, DIRE)[0]
+    clear_creeps(g, keep=(radiant, dire))
+    s = g.s
+    ax, ay = s.uf[g.ancient_idx, F_X], s.uf[g.ancient_idx, F_Y]
+    span = np.hypot(ax[1] - ax[0], ay[1] - ay[0])
+    place(g, radiant, ax[0] + 0.25 * (ax[1] - ax[0]), ay[0] + 0.25 * (ay[1] - ay[0]))  # a quarter of the way
+    tr = RewardTracker(g, np.ones((2, 3), np.int64), np.zeros(2))
+    k = SIGNAL_INDEX["creep_push"]
+    place(g, radiant, ax[1] + 0.5 * (ax[0] - ax[1]), ay[1] + 0.5 * (ay[0] - ay[1]))  # half way: +0.25 of its way
+    sig = tr.step(DT_STEP)
+    np.testing.assert_allclose(sig[:, k], [0.25 / 4, 0.0])  # one creep of a 4-creep wave; Dire's did not move
+    _only(sig, "creep_push")
+    place(g, radiant, ax[1], ay[1])  # at Dire's ancient: progress 1
+    assert tr.step(DT_STEP)[0, k] == pytest.approx(0.5 / 4)
+    s.ui[radiant, I_ALIVE] = 0  # the wave lost at the enemy's ancient: its whole progress is charged
+    assert tr.step(DT_STEP)[0, k] == pytest.approx(-1.0 / 4)
+    d = np.hypot(s.uf[dire, F_X] - ax[0], s.uf[dire, F_Y] - ay[0])
+    s.ui[dire, I_ALIVE] = 0
+    assert tr.step(DT_STEP)[:, k] == pytest.approx([0.0, -(1.0 - d / span) / 4])
+
+
+def test_creep_push_over_a_game_sums_to_the_potential_at_its_end():
+    env = make_env("1v1", time_limit_s=60, reward_weights={"creep_push": 2.0})
+    total = np.zeros(2)
+    while True:
+        _, _, term, trunc, infos = env.step(noop_actions(env))
+        total += [infos[a]["reward_signals"]["creep_push"] for a in env.possible_agents]
+        if term["__all__"] or trunc["__all__"]:
+            break
+    np.testing.assert_allclose(total, 2.0 * env.tracker._push[0], rtol=1e-9)  # the potential at the end, weighted
+    assert total.min() > 0.0  # both sides' waves alive in the lane at the end
+
+
 def test_lane_assignment_penalty():
     n = 10
     lanes = np.ones((n, 3), np.int64)
@@ -326,7 +362,8 @@ def test_the_compiled_tracker_equals_the_array_formulas_to_the_bit_over_a_game()
         obs, _, terms, truncs, _ = env.step(orders)
         expected, prev = _array_signals(env.game, prev)
         got = steps[-1]
-        expected[:, SIGNAL_INDEX["lane_assign"]] = got[:, SIGNAL_INDEX["lane_assign"]]
+        for own in ("lane_assign", "creep_push"):  # outside the compiled pass: their own tests
+            expected[:, SIGNAL_INDEX[own]] = got[:, SIGNAL_INDEX[own]]
         assert np.array_equal(got, expected), (env.game.time, got - expected)
         seen |= (got != 0).any(axis=0)
         if terms["__all__"] or truncs["__all__"]:
@@ -388,8 +425,9 @@ def test_presets():
     table6 = {"win": 5, "hero_death": -1, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0006, "health": 2,
               "mana": 0.75, "killed_hero": -0.6, "last_hit": -0.16, "deny": 0.15, "ancient_hp": 5, "megas": 4,
               "tower_t1": 2.25, "tower_t2": 3, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6,
-              "lane_assign": -0.15}
+              "lane_assign": -0.15, "creep_push": 0}  # creep_push: this project's, not Table 6's (off by default)
     assert WEIGHTS_FIVE_2019 == pytest.approx(table6)
+    assert all(preset["creep_push"] == 0.0 for preset in REWARD_PRESETS.values())
     assert reward_weights().tolist() == w19.tolist()
 
 

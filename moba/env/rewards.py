@@ -8,33 +8,41 @@ the training side can anneal team spirit.
 Building signals (towers, shrines, barracks) are earned by the team that damages the building: 2/3 of the weight
 linearly as it loses health and 1/3 on death (Table 6, footnote *). "Ancient HP change" is earned linearly as the
 enemy ancient loses health. Courier death and Aegis have no counterpart in this game.
+
+``creep_push`` is not in Table 6 (weight 0 in every preset; ``env.reward_weights`` turns it on): the change of the
+team's push potential, the sum over its living lane creeps of how far each has come from its own ancient toward the
+enemy's (0 at its own, 1 at the enemy's, by straight-line distance), divided by a lane wave's creeps
+(``CREEPS_PER_WAVE``): one wave standing at the enemy's ancient is 1. A potential's change (Ng et al. 1999's shaping,
+with the discount taken as 1): over a game it sums to the potential at the end less the one at the start, so it pays
+for waves kept alive deep in the enemy's half, and charges for waves lost, without anything to farm.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from moba.game.constants import LANE_WIDTH, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_SHRINE, UT_TOWER
+from moba.game.constants import (CREEPS_PER_WAVE, LANE_WIDTH, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE,
+                                 UT_CREEP_RANGED, UT_SHRINE, UT_TOWER)
 from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN,
                             H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM, I_TIER, I_TYPE)
 
 SIGNALS = ("win", "hero_death", "xp", "gold_gained", "gold_spent", "health", "mana", "killed_hero", "last_hit",
            "deny", "ancient_hp", "megas", "tower_t1", "tower_t2", "tower_t3", "tower_t4", "shrine", "barracks",
-           "lane_assign")
+           "lane_assign", "creep_push")
 SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNALS)}
 N_SIGNALS = len(SIGNALS)
 # the signals of the tracker's hero columns: xp, gold earned, gold spent; deaths, kills, last hits, denies
 _GOLD_XP_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent"))
 _COUNT_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny"))
-_HEALTH, _MANA, _ANCIENT, _MEGAS, _WIN, _LANE = (SIGNAL_INDEX[k] for k in (
-    "health", "mana", "ancient_hp", "megas", "win", "lane_assign"))
+_HEALTH, _MANA, _ANCIENT, _MEGAS, _WIN, _LANE, _PUSH = (SIGNAL_INDEX[k] for k in (
+    "health", "mana", "ancient_hp", "megas", "win", "lane_assign", "creep_push"))
 
 # Table 6 of the 2019 paper (Five app. G). Building weights are the total value of a building.
 WEIGHTS_FIVE_2019 = {
     "win": 5.0, "hero_death": -1.0, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0006, "health": 2.0,
     "mana": 0.75, "killed_hero": -0.6, "last_hit": -0.16, "deny": 0.15, "ancient_hp": 5.0, "megas": 4.0,
     "tower_t1": 2.25, "tower_t2": 3.0, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6.0,
-    "lane_assign": -0.15,
+    "lane_assign": -0.15, "creep_push": 0.0,
 }
 # Five's 2018 reward note: building score weight * (1 + 2 * health fraction), i.e. a total of 3 * weight
 # (1/3 on death, 2/3 with health); the ancient's 2.5 death bonus is folded into "win" (2.5 + 2.5) and its health
@@ -43,7 +51,7 @@ WEIGHTS_FIVE_2018 = {
     "win": 5.0, "hero_death": -1.0, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0, "health": 2.0,
     "mana": 0.75, "killed_hero": -0.6, "last_hit": 0.16, "deny": 0.2, "ancient_hp": 5.0, "megas": 4.0,
     "tower_t1": 2.25, "tower_t2": 3.0, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6.0,
-    "lane_assign": -0.02,
+    "lane_assign": -0.02, "creep_push": 0.0,
 }
 # The Honor of Kings Arena 1v1 reward table (HoK app. F): hp_point 2.0 (health), tower_hp_point 10.0 (the
 # towers' health; app. F's "pushing" rewards are the attack on turrets and crystal, so the crystal's health,
@@ -54,7 +62,7 @@ WEIGHTS_HOK_2022 = {
     "win": 5.0, "hero_death": -1.0, "xp": 0.006, "gold_gained": 0.006, "gold_spent": 0.0, "health": 2.0,
     "mana": 0.75, "killed_hero": -0.6, "last_hit": 0.0, "deny": 0.0, "ancient_hp": 10.0, "megas": 0.0,
     "tower_t1": 10.0, "tower_t2": 10.0, "tower_t3": 10.0, "tower_t4": 10.0, "shrine": 0.0, "barracks": 0.0,
-    "lane_assign": 0.0,
+    "lane_assign": 0.0, "creep_push": 0.0,
 }
 # A reward that pays for winning (the learning issue's item 4; docs/reward_audit.md, 2026-11-26): Five app. G's
 # Table 6 with the game's objective weighted up and the fights weighted down, so that against every ladder level the
@@ -230,6 +238,31 @@ def _track(uf, ui, hf, hi, hero_units, team_of, building_rows, building_team, bu
             sig[i, _WIN] = 1.0 if team_of[i] == winner else -1.0
 
 
+WAVE_CREEPS = float(sum(CREEPS_PER_WAVE))  # creeps of one lane's wave: the push potential's unit
+
+
+@njit(cache=True)
+def push_potential(uf, ui, ancient_x, ancient_y, out):
+    """Each team's push potential into `out` (2,): the sum over its living lane creeps of their progress from its own
+    ancient toward the enemy's, 1 - distance to the enemy's ancient / distance between the ancients (clipped to
+    [0, 1]), over WAVE_CREEPS."""
+    span = np.sqrt((ancient_x[1] - ancient_x[0]) ** 2 + (ancient_y[1] - ancient_y[0]) ** 2)
+    out[0] = 0.0
+    out[1] = 0.0
+    for u in range(ui.shape[0]):
+        typ = ui[u, I_TYPE]
+        if ui[u, I_ALIVE] == 0 or (typ != UT_CREEP_MELEE and typ != UT_CREEP_RANGED):
+            continue
+        t = ui[u, I_TEAM]
+        if t != 0 and t != 1:
+            continue
+        e = 1 - t
+        d = np.sqrt((uf[u, F_X] - ancient_x[e]) ** 2 + (uf[u, F_Y] - ancient_y[e]) ** 2)
+        out[t] += min(max(1.0 - d / span, 0.0), 1.0)
+    out[0] /= WAVE_CREEPS
+    out[1] /= WAVE_CREEPS
+
+
 class RewardTracker:
     """Turns consecutive engine states into the raw per-hero signals of SIGNALS (quantities, before weights).
 
@@ -275,6 +308,9 @@ class RewardTracker:
         self._prev = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
         self._cur = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
         self._sig = np.zeros((self.n, N_SIGNALS))
+        self.ancient_x = s.uf[self.ancients, F_X].astype(np.float64)
+        self.ancient_y = s.uf[self.ancients, F_Y].astype(np.float64)
+        self._push = (np.zeros(2), np.zeros(2))  # each team's push potential: the last step's and the one read now
         self.rebase()
 
     def rebase(self):
@@ -289,6 +325,10 @@ class RewardTracker:
                self.building_signal, self.ancients, self.rax_rows, self.rax_team, int(self.game.winner), *self._prev,
                *self._cur, self._sig)
         self._prev, self._cur = self._cur, self._prev
+        before, now = self._push
+        push_potential(s.uf, s.ui, self.ancient_x, self.ancient_y, now)
+        self._sig[:, _PUSH] = (now - before)[self.team_of]
+        self._push = now, before
         return self._sig
 
     def step(self, dt: float) -> np.ndarray:

@@ -450,7 +450,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
         return module._forward_exploration(batch) if explore else module._forward_inference(batch)
 
     def _act(self, games: list, explore: bool) -> dict:
-        """One forward pass per module over the heroes it plays in `games`; returns each game's action dict and
+        """One forward pass per module over the heroes it plays in `games`; returns each game's actions as an
+        (heroes, 5) int array (rows in the game's agent order, columns ACTION_KEYS: what step_arrays takes) and
         records "main"'s model outputs in the games' buffers."""
         rows = defaultdict(list)  # module id -> [(game, agent)]
         actions = {g.index: np.zeros((len(g.agents), N_ACTION_KEYS), np.int64) for g in games}

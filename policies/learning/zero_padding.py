@@ -25,10 +25,11 @@ from ray.rllib.utils.spaces.space_utils import BatchedNdArray
 def _column(leaves: list) -> np.ndarray | None:
     """One leaf of every item as one array with the time axis first: BatchedNdArrays (several steps each)
     concatenated, individual items (one step each) stacked; None if any leaf is neither."""
-    if all(isinstance(leaf, BatchedNdArray) for leaf in leaves):
+    kinds = set(map(type, leaves))  # one pass over the leaves (there is one per step of every chunk)
+    if kinds == {BatchedNdArray}:
         return np.asarray(leaves[0]) if len(leaves) == 1 else np.concatenate(leaves)
-    if not any(isinstance(leaf, BatchedNdArray) for leaf in leaves):
-        if all(isinstance(leaf, (np.ndarray, np.generic, int, float, bool)) for leaf in leaves):
+    if not any(issubclass(kind, BatchedNdArray) for kind in kinds):
+        if all(issubclass(kind, (np.ndarray, np.generic, int, float, bool)) for kind in kinds):
             return np.stack([np.asarray(leaf) for leaf in leaves])
         return None
     parts = [np.asarray(leaf) if isinstance(leaf, BatchedNdArray) else np.asarray(leaf)[None] for leaf in leaves]
@@ -58,7 +59,11 @@ def split_and_zero_pad_fast(item_list: list, max_seq_len: int) -> list:
     if any(c is None for c in columns) or len({len(c) for c in columns}) != 1:  # RLlib's rules for the rest
         return split_and_zero_pad(item_list, max_seq_len)
     cut = [_rows(c, max_seq_len) for c in columns]
-    return [tree.unflatten_as(item_list[0], [c[r] for c in cut]) for r in range(len(cut[0]))]
+    first = item_list[0]
+    if type(first) is dict and not any(tree.is_nested(v) for v in first.values()):
+        keys = sorted(first)  # a flat dict (an observation, an LSTM state): dm-tree's leaf order is its sorted keys
+        return [dict(zip(keys, row)) for row in zip(*cut)]
+    return [tree.unflatten_as(first, [c[r] for c in cut]) for r in range(len(cut[0]))]
 
 
 class FastTimeDimZeroPad(AddTimeDimToBatchAndZeroPad):

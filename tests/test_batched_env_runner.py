@@ -100,6 +100,10 @@ def test_the_batched_runner_gives_the_learner_the_classic_batch(ray_session, no_
     for n in SAMPLES:
         old, new = classic.sample(num_timesteps=n, explore=True), batched.sample(num_timesteps=n, explore=True)
         new_flags = {(sa.t_started, len(sa)): (sa.is_terminated, sa.is_truncated) for sa in new}
+        for sa in new:  # shipped with the last info only (keep_last_info): the winner of a finished game
+            infos = sa.get_infos()
+            assert all(info == {} for info in infos[:-1]) and "reward_signals" in infos[-1]
+            assert ("winner" in infos[-1]) == (sa.is_terminated or sa.is_truncated)
         for ma in old:
             for sa in ma.agent_episodes.values():
                 if sa.module_id != MAIN:

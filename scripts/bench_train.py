@@ -25,11 +25,14 @@ of the two (``bracket_engine``), since this machine's speed moves by up to a thi
 
 --trueskill also measures the batched path with the TrueSkill actor rating a version every iteration, and reports the
 slowdown it causes (the budget is 15%). Each all-in figure is also given as a fraction of the engine on the same
-cores, ``<mode>_batched_fraction_of_engine`` = trained agent steps/s / (2 x the engine's per-core decisions/s), against
-the targets (TARGET_FRACTION: 25% in 1v1, 12% in 5v5). Prints a JSON line last, with at least
-``<mode>_sampling_ratio``, ``<mode>_trained_agent_steps_per_s`` and ``<mode>_classic_trained_agent_steps_per_s`` for
-each mode (the first config of that mode), ``configs`` (every config by its file's name: its mode, all-in agent
-steps/s and fraction of the engine, and the target) and ``details`` (every config's measurements, by the same name).
+cores, ``<mode>_batched_fraction_of_engine`` = trained agent steps/s / (2 x the engine's per-core decisions/s),
+against the targets (TARGET_FRACTION: 25% in 1v1, 12% in 5v5). Each config's own fraction (``configs``) takes the
+engine measured just before and just after its batched all-in training (``engine_around`` in its details; Ray up and
+idle), since this machine's speed moved by a quarter within one run: the mode's figures bracket the whole run. Prints
+a JSON line last, with at least ``<mode>_sampling_ratio``, ``<mode>_trained_agent_steps_per_s`` and
+``<mode>_classic_trained_agent_steps_per_s`` for each mode (the first config of that mode), ``configs`` (every config
+by its file's name: its mode, all-in agent steps/s and fraction of the engine, and the target) and ``details`` (every
+config's measurements, by the same name).
 """
 from __future__ import annotations
 
@@ -119,15 +122,21 @@ def engine_fractions(figures: dict, engine: dict) -> dict:
 
 def config_fractions(details: dict, engine: dict) -> dict:
     """Config label -> its mode, its all-in training (batched) and that as a fraction of its mode's engine on
-    TRAINING_CORES cores, beside the mode's target; configs without both figures are left out."""
+    TRAINING_CORES cores, beside the mode's target; configs without both figures are left out. A config whose
+    training was bracketed by its own engine figures (``engine_around``: measured just before and just after it)
+    is taken against their mean, the machine's speed while it trained; any other against its mode's `engine`."""
     out = {}
     for label, d in details.items():
         trained = d.get("batched", {}).get("trained_agent_steps_per_s")
-        if trained is None or d["mode"] not in engine:
+        around = d.get("engine_around")
+        if trained is None or (d["mode"] not in engine and around is None):
             continue
+        per_core = around["mean"] if around is not None else engine[d["mode"]]
         out[label] = {"mode": d["mode"], "trained_agent_steps_per_s": trained,
-                      "fraction_of_engine": fraction_of_engine(trained, engine[d["mode"]]),
+                      "fraction_of_engine": fraction_of_engine(trained, per_core),
                       "target": TARGET_FRACTION.get(d["mode"], 0.0)}
+        if around is not None:
+            out[label]["engine_decisions_per_s"] = per_core
     return out
 
 
@@ -266,8 +275,12 @@ def main(argv=None):
         print(f"{label} ({mode}) sampling: batched {sampled['batched_agent_steps_per_s']:.0f} agent steps/s, "
               f"{classic}; learner {d['learner']['rows_per_s']:.0f} rows/s", flush=True)
         for kind in kinds:
+            if kind == "batched" and engine:  # the engine just before and just after: the speed while it trained
+                before = measure_engine([mode])
             d[kind] = measure_training(load(path, args.set, "trueskill.every=0", f"resources.env_runner={kind}"),
                                        args.iterations)
+            if kind == "batched" and engine:
+                d["engine_around"] = bracket_engine(before, measure_engine([mode]))[mode]
             print(f"{label} ({mode}) training, {kind}: {d[kind]['trained_agent_steps_per_s']:.0f} agent steps/s "
                   f"({d[kind]['seconds_per_iteration']:.1f} s/iteration)", flush=True)
         if args.trueskill:
@@ -298,7 +311,7 @@ def main(argv=None):
     for label, c in out["configs"].items():
         print(f"{label} ({c['mode']}): all-in training {c['trained_agent_steps_per_s']:.0f} agent steps/s = "
               f"{100 * c['fraction_of_engine']:.1f}% of the engine on {TRAINING_CORES} cores ({TRAINING_CORES} x "
-              f"{engine[c['mode']]:.0f}; target {100 * c['target']:.0f}%)", flush=True)
+              f"{c.get('engine_decisions_per_s', engine[c['mode']]):.0f}; target {100 * c['target']:.0f}%)", flush=True)
     if engine:  # issue 30's targets: fractions of the engine, for every config measured
         out["meets_targets"] = args.only is None and len(out["configs"]) == len(details) and all(
             c["fraction_of_engine"] >= c["target"] for c in out["configs"].values())

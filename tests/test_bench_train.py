@@ -29,6 +29,13 @@ def test_every_config_is_reported_by_its_name_two_of_one_mode_included():
                                        "target": 0.25}
     assert [config_label(p) for p in DEFAULT_CONFIGS] == ["hok_1v1_kickstart", "hok_1v1_top_rung",
                                                            "five_5v5_kickstart"]
+    # a config bracketed by its own engine figures is taken against their mean, and says which figure it used
+    details["hok_1v1_top_rung"]["engine_around"] = {"before": 16000.0, "after": 14000.0, "mean": 15000.0,
+                                                    "spread": -0.125}
+    out = config_fractions(details, {"1v1": 20000.0, "5v5": 10000.0})
+    top = out["hok_1v1_top_rung"]
+    assert top["fraction_of_engine"] == 0.3 and top["engine_decisions_per_s"] == 15000.0
+    assert out["hok_1v1_kickstart"]["fraction_of_engine"] == 0.075  # the others: the run's bracket
 
 
 def test_the_figures_are_those_of_the_policy_update_without_evaluation_or_warm_up():

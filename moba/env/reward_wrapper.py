@@ -66,7 +66,7 @@ class ReturnScaler:
         x = np.ascontiguousarray(x, np.float64).ravel()
         if x.size == 0:
             return
-        self.count, self.mean, self.m2 = _merge_values(self.count, self.mean, self.m2, x)
+        self.merge(x.size, *_moments(x))
 
     def merge(self, count: int, mean: float, m2: float):
         """Merges the statistics of another set of values (its count, mean and sum of squared deviations M2): the
@@ -122,20 +122,17 @@ class RunReturnScaler(ReturnScaler):
 
 
 @njit(cache=True)
-def _merge_values(count, mean, m2, x):
-    """(count, mean, M2) of the values so far merged with the values `x` (Chan et al.): the batch's mean and M2 in two
-    passes, then ReturnScaler.merge's arithmetic."""
-    n = x.size
-    b_mean = 0.0
+def _moments(x):
+    """The mean and the sum of squared deviations (M2) of the values `x`, two compiled passes (ReturnScaler.update
+    runs on every env step)."""
+    mean = 0.0
     for v in x:
-        b_mean += v
-    b_mean /= n
-    b_m2 = 0.0
+        mean += v
+    mean /= x.size
+    m2 = 0.0
     for v in x:
-        b_m2 += (v - b_mean) ** 2
-    total = count + n
-    delta = b_mean - mean
-    return total, mean + delta * n / total, m2 + b_m2 + delta ** 2 * count * n / total
+        m2 += (v - mean) ** 2
+    return mean, m2
 
 
 PROCESS_SCALER = ReturnScaler()

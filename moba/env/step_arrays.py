@@ -15,10 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from moba.env.actions import ACTION_KEYS
-from moba.env.rewards import SIGNALS
+from moba.env.rewards import SIGNAL_INDEX, SIGNALS
 
-_SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNALS)}
-WIN_SIGNAL = _SIGNAL_INDEX["win"]
+WIN_SIGNAL = SIGNAL_INDEX["win"]
 
 
 @dataclass(slots=True)
@@ -76,8 +75,8 @@ class StepArrays:
         for i, a in enumerate(agents):
             info = infos.get(a, {})
             for name, v in info.get("reward_signals", {}).items():
-                if name in _SIGNAL_INDEX:
-                    signals[i, _SIGNAL_INDEX[name]] = v
+                if name in SIGNAL_INDEX:
+                    signals[i, SIGNAL_INDEX[name]] = v
             game_time = info.get("game_time_s", game_time)
             if "winner" in info and last is None:
                 last = {k: v for k, v in info.items() if k not in ("reward_signals", "game_time_s")}

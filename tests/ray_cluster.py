@@ -3,7 +3,10 @@ authentication (Ray 2.60's default for ``ray start``), each node stopped by its 
 blanket ``ray stop`` (other Ray sessions may run on this machine)."""
 from __future__ import annotations
 
+import glob
+import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -13,6 +16,10 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# the head's GCS declares a node dead after this many failed health checks of this timeout (Ray's defaults: 5 of
+# 10 s): on 2 busy cores a node of the tests may answer late; it is not dead, and a dead one fails the tests anyway
+HEALTH_CHECK = {"RAY_health_check_failure_threshold": "20", "RAY_health_check_timeout_ms": "30000"}
+NODE_DEATH = r"[Hh]ealth check failed|[Nn]ode is dead|death reason|OOM|out of memory"  # the GCS's lines on it
 
 
 def free_port() -> int:
@@ -61,7 +68,7 @@ class LocalCluster:
         self.dir = tempfile.mkdtemp(prefix="of_", dir="/tmp")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
         self.env.update(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16), PYTHONPATH=ROOT,
-                        RAY_USAGE_STATS_ENABLED="0")
+                        RAY_USAGE_STATS_ENABLED="0", **HEALTH_CHECK)
         self.gcs_port, self.dashboard_port = free_port(), free_port()
         self.nodes: list[subprocess.Popen] = []
         self._start("head", head_cpus, ["--head", "--port", str(self.gcs_port), "--include-dashboard", "true",
@@ -103,7 +110,40 @@ class LocalCluster:
             if f"/{cpus}.0 CPU" in out:
                 return
             time.sleep(1)
-        raise TimeoutError(f"the cluster did not reach {cpus} CPUs: {out[-2000:]}")
+        raise TimeoutError(f"the cluster did not reach {cpus} CPUs:\n{self.describe()}")
+
+    def describe(self) -> str:
+        """What a failing test prints about the cluster: each node's state (and why it died), ``ray status`` (used
+        and pending resources), the GCS's lines about dead nodes or workers, and the end of every job's driver log."""
+        parts = []
+        nodes = subprocess.run(["ray", "list", "nodes", "--address", self.dashboard, "--format", "json", "--detail"],
+                               env=self.env, capture_output=True, text=True, timeout=60)
+        try:
+            parts.append("nodes: " + "; ".join(f"{n['node_id'][:8]} {n['state']} {n.get('state_message') or ''}"
+                                               for n in json.loads(nodes.stdout)))
+        except ValueError:
+            parts.append(f"ray list nodes: {nodes.stdout[-500:]} {nodes.stderr[-500:]}")
+        status = subprocess.run(["ray", "status", "--address", self.gcs_address], env=self.env, capture_output=True,
+                                text=True, timeout=60)
+        parts.append(status.stdout[-1500:])
+        for path in glob.glob(os.path.join(self.dir, "head", "session_latest", "logs", "gcs_server.out")):
+            with open(path, errors="replace") as f:
+                lines = [x for x in f if re.search(NODE_DEATH, x)]
+            parts.append("gcs_server.out:\n" + "".join(lines[-10:]))
+        for path in sorted(glob.glob(os.path.join(self.dir, "*", "session_latest", "logs", "job-driver-*.log"))):
+            with open(path, errors="replace") as f:
+                parts.append(f"{os.path.basename(path)}:\n{f.read()[-2500:]}")
+        return "\n".join(parts)
+
+    def stop_jobs(self) -> None:
+        """Stops every running job (a test that gave up on its job leaves the cluster free for the next test)."""
+        out = subprocess.run(["ray", "list", "jobs", "--address", self.dashboard, "--format", "json", "--detail"],
+                             env=self.env, capture_output=True, text=True, timeout=60).stdout
+        jobs = json.loads(out) if out.lstrip().startswith("[") else []
+        for job in jobs:
+            if job.get("status") in ("PENDING", "RUNNING") and job.get("submission_id"):
+                subprocess.run(["ray", "job", "stop", "--address", self.dashboard, job["submission_id"]],
+                               env=self.env, capture_output=True, text=True, timeout=60)
 
     def stop(self) -> None:
         for proc in reversed(self.nodes):

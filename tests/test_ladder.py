@@ -12,7 +12,7 @@ from moba.env.actions import A_ATTACK, NOOP_ACTION
 from moba.env.moba_env import MobaEnv
 from moba.game.constants import DIRE, LANE_BOT, LANE_MID, LANE_TOP, RADIANT
 from moba.game.state import F_HP, F_MAXHP, H_UNIT
-from policies.agents.by_name import AGENTS, make_agent, play_game
+from policies.agents.by_name import AGENTS, NoopAgent, make_agent, play_game
 from policies.agents.ladder import (BRIDGE_HANDICAPS, LADDER, LADDER_HANDICAPS, LADDER_TARGET_WIN_RATE,
                                     WARMUP_HANDICAPS, WARMUP_LADDER, ladder_pairs)
 from policies.agents.scripted import (ABILITY_ACTIONS, FULL_BOT, ITEM_USE_ACTIONS, Handicap, LanePath, RandomAgent,
@@ -80,6 +80,9 @@ def test_unknown_agent_names_the_allowed_ones():
     ({"last_hits": 1.5}, ["last_hits", "[0, 1.0]"]),
     ({"retreat_hp": -0.1}, ["retreat_hp", "[0, 0.85]"]),
     ({"random_actions": 1.2}, ["random_actions", "[0, 1.0]"]),
+    ({"wave_spells": "no"}, ["wave_spells", "true or false"]),
+    ({"ultimate": 1}, ["ultimate", "true or false"]),
+    ({"spell_share": 1.5}, ["spell_share", "[0, 1.0]"]),
 ])
 def test_bad_handicaps_name_the_field_and_the_allowed_values(kw, words):
     with pytest.raises(ValueError) as exc:
@@ -97,6 +100,34 @@ def test_abilities_and_items_off_never_cast_or_use_an_item(mode):
     _short_game(mode, full, handicapped)
     assert full.primaries() & set(ABILITY_ACTIONS) and full.primaries() & set(ITEM_USE_ACTIONS)  # the game had both
     assert not handicapped.primaries() & (set(ABILITY_ACTIONS) | set(ITEM_USE_ACTIONS))
+
+
+def _casts(mode, handicap, opponent=NoopAgent) -> int:
+    """The casts of a bot with `handicap` playing Dire (the marksman in 1v1) for 180 s against `opponent`."""
+    bot = Recorder(ScriptedAgent(0, handicap))
+    _short_game(mode, opponent(1), bot, time_limit_s=180.0)
+    return sum(a["primary"] in ABILITY_ACTIONS for _, acts in bot.steps for a in acts.values())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_without_wave_spells_a_bot_that_meets_no_hero_casts_nothing(mode):
+    """Against heroes that stand still in their base, every cast of the full bot is an area spell on a wave."""
+    assert _casts(mode, FULL_BOT) >= 5
+    assert _casts(mode, Handicap(wave_spells=False)) == 0
+
+
+def test_without_its_ultimate_the_bot_may_cast_every_other_ability():
+    allowed, full = Handicap(ultimate=False).allowed_primaries(), FULL_BOT.allowed_primaries()
+    assert [p for p in range(len(full)) if allowed[p] != full[p]] == [ABILITY_ACTIONS[3]]
+
+
+def test_a_share_of_spells_casts_fewer_and_none_at_zero():
+    """A cast refused by the coin keeps the bot from casting for SPELL_LOCKOUT_S: fewer casts at a quarter (mana
+    saved meanwhile pays for some later), none at 0."""
+    full, quarter = _casts("5v5", FULL_BOT, RandomAgent), _casts("5v5", Handicap(spell_share=0.25), RandomAgent)
+    assert full >= 8 and quarter < 0.75 * full
+    assert _casts("5v5", Handicap(spell_share=0.0), RandomAgent) == 0
+    assert _casts("5v5", Handicap(spell_share=1.0), RandomAgent) == full  # no coin drawn at 1: the full bot's game
 
 
 def test_reaction_delay_decides_every_few_steps_and_keeps_the_last_order_in_between():
@@ -145,7 +176,9 @@ def test_warmup_levels_are_scripted_1_with_random_decisions():
 
 
 def test_bridge_levels_are_the_full_bot_under_one_handicap():
-    assert set(BRIDGE_HANDICAPS) == {"scripted_3_slow", "scripted_3_brave", "scripted_3_r25"}
+    assert set(BRIDGE_HANDICAPS) == {"scripted_3_slow", "scripted_3_brave", "scripted_3_r25", "scripted_3_no_items",
+                                     "scripted_2_items", "scripted_3_no_wave_spells", "scripted_3_no_ultimate",
+                                     "scripted_3_spells_25", "scripted_3_spells_50", "scripted_3_spells_75"}
     for name, h in BRIDGE_HANDICAPS.items():
         assert make_agent(name, seed=2).handicap == h
         changed = {k for k, v in h.__dict__.items() if v != getattr(FULL_BOT, k)}
@@ -153,6 +186,8 @@ def test_bridge_levels_are_the_full_bot_under_one_handicap():
     assert BRIDGE_HANDICAPS["scripted_3_slow"].reaction_steps == 3
     assert BRIDGE_HANDICAPS["scripted_3_brave"].retreat_hp == 0.1
     assert BRIDGE_HANDICAPS["scripted_3_r25"].random_actions == 0.25
+    assert not BRIDGE_HANDICAPS["scripted_3_no_items"].items and not BRIDGE_HANDICAPS["scripted_2_items"].abilities
+    assert [BRIDGE_HANDICAPS[f"scripted_3_spells_{p}"].spell_share for p in (25, 50, 75)] == [0.25, 0.5, 0.75]
     assert not set(BRIDGE_HANDICAPS) & set(LADDER)  # training opponents, not rated levels
 
 

@@ -35,6 +35,14 @@ BRIDGE_HANDICAPS = {
     "scripted_3_slow": replace(FULL_BOT, reaction_steps=3),  # a decision every 4 agent steps (0.5 s)
     "scripted_3_brave": replace(FULL_BOT, retreat_hp=0.1),  # fights on down to 10% health
     "scripted_3_r25": replace(FULL_BOT, random_actions=0.25),  # the random agent's action in a quarter of decisions
+    "scripted_3_no_items": replace(FULL_BOT, items=False),  # casts its abilities, uses no item (salve, portal, ...)
+    "scripted_2_items": replace(FULL_BOT, abilities=False),  # scripted_2 that uses its items: no ability cast
+    "scripted_3_no_wave_spells": replace(FULL_BOT, wave_spells=False),  # its spells at heroes only, not at waves
+    "scripted_3_no_ultimate": replace(FULL_BOT, ultimate=False),  # its three basic abilities, no ultimate
+    # the full bot casting a share of the spells it chooses: against scripted_2 (no spells) the top rung's agent
+    # finishes every game, against the full bot none as the blademaster, and neither the items, the wave clear nor
+    # the ultimate alone make the difference (docs/results.md, 2026-11-29)
+    **{f"scripted_3_spells_{round(100 * share)}": replace(FULL_BOT, spell_share=share) for share in (0.25, 0.5, 0.75)},
 }
 LADDER_TARGET_WIN_RATE = 0.75  # each level wins at least this share of its games against the level below
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from moba.env.actions import A_ABILITY0, A_ITEM0, A_NOOP, N_OFFSETS, N_PRIMARY, NOOP_ACTION
-from moba.env.observation import GLOBAL_IS_DIRE, LANE_ASSIGNED_BOT, LANE_ASSIGNED_TOP
+from moba.env.observation import GLOBAL_IS_DIRE, GLOBAL_TIME, LANE_ASSIGNED_BOT, LANE_ASSIGNED_TOP
 from moba.game.abilities import (AREA_CIRCLE_SELF, EFFECT_BLINK, EFFECT_DAMAGE, EFFECT_DAMAGE_BUFF, EFFECT_DOT,
                                  EFFECT_HEAL, EFFECT_REGEN, EFFECT_SHIELD, EFFECT_SLOW, EFFECT_STUN,
                                  TARGET_TYPE_READS_UNIT)
@@ -37,6 +37,8 @@ LANES_5V5 = (LANE_BOT, LANE_BOT, LANE_MID, LANE_TOP, LANE_TOP)  # Radiant's safe
 ABILITY_ACTIONS = tuple(range(A_ABILITY0, A_ITEM0))
 ITEM_USE_ACTIONS = tuple(range(A_ITEM0, A_ITEM0 + len(ITEM_ACTIONS)))
 
+ULTIMATE_SLOT = 3  # the hero's fourth ability is its ultimate (moba/game/abilities.Hero)
+SPELL_LOCKOUT_S = 5.0  # game seconds without casts after a cast refused by Handicap.spell_share's coin
 
 @dataclass(frozen=True)
 class Handicap:
@@ -48,6 +50,11 @@ class Handicap:
     last_hits: float = 1.0  # chance per decision to go for last hits and denies; otherwise hit the nearest creep
     retreat_hp: float = RETREAT_HP  # go home below this health fraction
     random_actions: float = 0.0  # chance per decision to take the random agent's action instead of the bot's
+    wave_spells: bool = True  # cast area spells on an enemy wave (false: spells only at heroes; with abilities)
+    ultimate: bool = True  # cast its ultimate (the fourth ability; with abilities)
+    # chance that a cast it chooses goes ahead; a cast refused by the coin keeps it from casting for SPELL_LOCKOUT_S
+    # (it chooses as scripted_2 with its items meanwhile), so that the share of its casts falls with this share
+    spell_share: float = 1.0
 
     def __post_init__(self):
         def bad(key, allowed):
@@ -55,10 +62,11 @@ class Handicap:
         if isinstance(self.reaction_steps, bool) or not isinstance(self.reaction_steps, int) \
                 or self.reaction_steps < 0:
             bad("reaction_steps", "an int >= 0")
-        for key in ("abilities", "items"):
+        for key in ("abilities", "items", "wave_spells", "ultimate"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, "true or false")
-        for key, hi in (("last_hits", 1.0), ("retreat_hp", RETURN_HP), ("random_actions", 1.0)):
+        for key, hi in (("last_hits", 1.0), ("retreat_hp", RETURN_HP), ("random_actions", 1.0),
+                        ("spell_share", 1.0)):
             v = getattr(self, key)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.0 <= v <= hi:
                 bad(key, f"a number in [0, {hi}]")
@@ -67,6 +75,7 @@ class Handicap:
         """(N_PRIMARY,) bool: the primary actions the handicapped bot may choose."""
         allowed = np.ones(N_PRIMARY, bool)
         allowed[list(ABILITY_ACTIONS)] = self.abilities
+        allowed[A_ABILITY0 + ULTIMATE_SLOT] = self.abilities and self.ultimate
         allowed[list(ITEM_USE_ACTIONS)] = self.items
         return allowed
 
@@ -142,6 +151,8 @@ class ScriptedAgent:
         self.rng = np.random.default_rng(seed)
         self.handicap = handicap
         self._allowed = handicap.allowed_primaries()
+        self._allowed_no_spells = self._allowed.copy()
+        self._allowed_no_spells[list(ABILITY_ACTIONS)] = False
         self._retreat_hp = float(handicap.retreat_hp)
         self._skill = 1 if handicap.last_hits >= 1.0 else SKILL_UNDRAWN
         self._state = {}
@@ -169,7 +180,8 @@ class ScriptedAgent:
             mem = np.zeros(MEM_SIZE)
             mem[MEM_SALVE_T] = mem[MEM_CLARITY_T] = LONG_AGO_S
             st = {"me": me, "team_size": n, "path": LanePath(team, lane), "plan": _HeroPlan(hero_def),
-                  "fountain": np.array(fountain_position(team), np.float64), "mem": mem, "steps": 0}
+                  "fountain": np.array(fountain_position(team), np.float64), "mem": mem, "steps": 0,
+                  "spells_from": 0.0}
             self._state[aid] = st
         return st
 
@@ -185,17 +197,27 @@ class ScriptedAgent:
         # the coin is drawn only by a bot that has the handicap, so the other levels' games stay as they were
         if self.handicap.random_actions > 0 and self.rng.random() < self.handicap.random_actions:
             return random_action(obs, self.rng, self._allowed)
-        primary, unit, ox, oy = self._decide(st, obs, self._skill)
+        allowed = self._allowed
+        if self.handicap.spell_share < 1.0 and float(obs["global"][GLOBAL_TIME]) < st["spells_from"]:
+            allowed = self._allowed_no_spells  # locked out by a refused cast
+        primary, unit, ox, oy = self._decide(st, obs, self._skill, allowed)
         if primary == NEED_COIN:  # a handicapped bot's last-hit coin, drawn only by a decision that reaches it
-            primary, unit, ox, oy = self._decide(st, obs, int(self.rng.random() < self.handicap.last_hits))
+            primary, unit, ox, oy = self._decide(st, obs, int(self.rng.random() < self.handicap.last_hits), allowed)
+        if self.handicap.spell_share < 1.0 and primary in ABILITY_ACTIONS \
+                and self.rng.random() >= self.handicap.spell_share:  # the cast refused: choose again without spells
+            st["spells_from"] = float(obs["global"][GLOBAL_TIME]) + SPELL_LOCKOUT_S
+            primary, unit, ox, oy = self._decide(st, obs, self._skill, self._allowed_no_spells)
+            if primary == NEED_COIN:
+                primary, unit, ox, oy = self._decide(st, obs, int(self.rng.random() < self.handicap.last_hits),
+                                                     self._allowed_no_spells)
         return {"primary": primary, "delay": 0, "target_unit": unit, "offset_x": ox, "offset_y": oy}
 
-    def _decide(self, st, obs, skill):
+    def _decide(self, st, obs, skill, allowed):
         plan, path = st["plan"], st["path"]
         return decide(obs["units"], obs["unit_type"], obs["unit_valid"], obs["unit_masks"], obs["action_mask"],
-                      self._allowed, obs["heroes"], obs["global"], obs["action_target_type"], st["me"],
+                      allowed, obs["heroes"], obs["global"], obs["action_target_type"], st["me"],
                       st["team_size"], plan.kind, plan.radius, plan.cast_range, path.segments, st["fountain"],
-                      self._retreat_hp, skill, st["mem"])
+                      self._retreat_hp, skill, st["mem"], self.handicap.wave_spells)
 
 
 class RandomAgent:

@@ -351,7 +351,7 @@ def _farm_spell(units, mask, target_type, kind, radius, enemy_creeps, dist, mana
 
 @njit(cache=True)
 def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroes, glob, target_type, me, team_size,
-           kind, radius, cast_range, segments, fountain, retreat_hp, skill, mem):
+           kind, radius, cast_range, segments, fountain, retreat_hp, skill, mem, wave_spells=True):
     """One hero's decision: (primary, target unit row, offset x, offset y); the delay is always 0.
 
     The observation's arrays (moba/env/observation.py), ``allowed`` the handicap's primaries, ``me`` the hero's row
@@ -359,7 +359,7 @@ def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroe
     rows of scripted.LanePath) and its fountain; the handicap's ``retreat_hp``; ``skill`` the last-hit coin (1: go for
     last hits, 0: hit the nearest creep, SKILL_UNDRAWN: not drawn, and the primary is NEED_COIN where it is needed,
     with ``mem`` as it would be after a call with it: call again with the coin); ``mem`` the hero's memory (MEM_*),
-    updated in place.
+    updated in place; ``wave_spells`` the handicap's (false: no area spell on a wave).
 
     In order: dead (buy back when the base is in danger); survival (shrine, salve, clarity; retreat below retreat_hp
     until RETURN_HP, or from an enemy tower that shoots this hero, with a defensive spell on the way); teleport back
@@ -499,9 +499,10 @@ def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroe
                 return A_ATTACK, i, _CENTRE, _CENTRE
 
     # --- area spells on a wave ---
-    a = _farm_spell(units, mask, target_type, kind, radius, enemy & creep, dist, mana_frac)
-    if a[0] != -2:
-        return a
+    if wave_spells:
+        a = _farm_spell(units, mask, target_type, kind, radius, enemy & creep, dist, mana_frac)
+        if a[0] != -2:
+            return a
 
     # --- push: buildings tanked by our creeps, the nearest first ---
     targets = np.nonzero(enemy & np.logical_not(creep) & (utype != UT_HERO) & (units[:, UNIT_INVULNERABLE] == 0) &

@@ -194,12 +194,26 @@ def outright_wins(run_dir: str) -> dict:
     late = rows["opponent"].astype(str).map(is_late_start)
     out = {}
     for prefix, part in (("", rows[~late]), ("late_", rows[late])):
-        games, won = int(part["games"].sum()), int(part[OUTRIGHT].sum())
-        radiant, won_radiant = int(part[AS_RADIANT].sum()), int(part[OUTRIGHT_AS_RADIANT].sum())
-        out.update({f"{prefix}games": games, f"{prefix}outright": won, f"{prefix}radiant_games": radiant,
-                    f"{prefix}radiant_outright": won_radiant, f"{prefix}dire_games": games - radiant,
-                    f"{prefix}dire_outright": won - won_radiant})
+        out.update({f"{prefix}{k}": v for k, v in _outright_counts(part).items()})
     return out
+
+
+def outright_by_opponent(run_dir: str) -> dict:
+    """outright_wins' counts of the full games (no late starts) per opponent: {opponent: counts}; {} for a run
+    without the columns."""
+    rows = opponents_rows(run_dir)
+    if rows is None or OUTRIGHT not in rows:
+        return {}
+    rows = rows[~rows["opponent"].astype(str).map(is_late_start)]
+    return {str(name): _outright_counts(part) for name, part in rows.groupby("opponent", sort=True)
+            if part["games"].sum() > 0}
+
+
+def _outright_counts(part) -> dict:
+    games, won = int(part["games"].sum()), int(part[OUTRIGHT].sum())
+    radiant, won_radiant = int(part[AS_RADIANT].sum()), int(part[OUTRIGHT_AS_RADIANT].sum())
+    return {"games": games, "outright": won, "radiant_games": radiant, "radiant_outright": won_radiant,
+            "dire_games": games - radiant, "dire_outright": won - won_radiant}
 
 
 def outright_by_side(run_dir: str, m, late: bool = False):
@@ -261,6 +275,12 @@ def table(arms: dict, levels: list) -> str:
                   _fmt(pr.get("kickstart_kl_late"), ".2f"), outright_cell(outright_wins(r.get("run_dir", "")))]
         cells.append(final_cell(r.get("final") or {}))
         lines.append("| " + " | ".join(cells) + " |")
+    by_opponent = {name: outright_by_opponent(r.get("run_dir", "")) for name, r in arms.items()}
+    by_opponent = {name: o for name, o in by_opponent.items() if len(o) > 1}
+    if by_opponent:  # arms that trained against several agents: each one's games apart
+        lines += ["", "| arm | opponent | training games won outright (by main's side) |", "|---|---|---|"]
+        lines += [f"| {name} | {opponent} | {outright_cell(o)} |"
+                  for name, per in by_opponent.items() for opponent, o in per.items()]
     return "\n".join(lines) + "\n"
 
 

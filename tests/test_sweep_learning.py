@@ -212,6 +212,24 @@ def test_games_that_started_late_are_counted_apart_from_the_full_games(tmp_path)
     assert list(late["dire"]) == pytest.approx([1 / 2, 1 / 3])
 
 
+def test_arms_that_trained_against_several_agents_get_each_ones_games_apart(tmp_path):
+    """A curriculum's levels beside a fixed agent: outright_by_opponent sums each opponent's full games over the run
+    (late starts left out), and the table lists them under the arms' rows, for the arms with more than one."""
+    (tmp_path / "trial").mkdir()
+    (tmp_path / "trial" / "opponents.csv").write_text(
+        "iteration,opponent,share,games,wins,draws,win_rate,outright_wins,games_as_radiant,outright_wins_as_radiant\n"
+        "1,scripted_3,0.5,4,1,3,0.25,1,2,0\n1,scripted_3_spells_50,0.5,4,3,1,0.75,3,2,1\n"
+        "2,scripted_3,0.5,6,2,4,0.33,2,3,1\n2,scripted_3_spells_50,0.0,0,0,0,,0,0,0\n"
+        "2,scripted_3 (late start),0.0,5,2,0,0.4,2,3,1\n")
+    per = sl.outright_by_opponent(str(tmp_path))
+    assert sorted(per) == ["scripted_3", "scripted_3_spells_50"]
+    assert sl.outright_cell(per["scripted_3"]) == "3/10 (radiant 1/5, dire 2/5)"
+    assert sl.outright_cell(per["scripted_3_spells_50"]) == "3/4 (radiant 1/2, dire 2/2)"
+    text = sl.table({"two": {"sets": [], "run_dir": str(tmp_path)}}, [])
+    assert "| two | scripted_3 | 3/10 (radiant 1/5, dire 2/5) |" in text
+    assert "| two | scripted_3_spells_50 | 3/4 (radiant 1/2, dire 2/2) |" in text
+
+
 def test_the_stage_cell_shows_the_hand_over_else_the_late_start_stage():
     assert sl.end_stage_cell({"handover_last": 150.0, "start_stage_last": None}) == "150"
     assert sl.end_stage_cell({"handover_last": None, "start_stage_last": 3}) == "stage 3"

@@ -61,7 +61,8 @@ class OpponentsCallback(TrialFilesCallback):
         opponents = run_settings(algorithm.config).opponents
         cur, js, ss = opponents.curriculum, opponents.jump_start, opponents.start_stages
         if cur.share > 0:
-            self.curriculum = Curriculum(list(cur.ladder), cur.window, cur.promote_at, cur.demote_at)
+            self.curriculum = Curriculum(list(cur.ladder), cur.window, cur.promote_at, cur.demote_at,
+                                         sides=cur.sides)
         if js.guide is not None:
             self.jump_start = JumpStart(js.opponent, js.guide, js.handover_s, js.window, js.promote_at)
         if ss.stages:
@@ -74,7 +75,8 @@ class OpponentsCallback(TrialFilesCallback):
         if cur.share > 0:
             state = learner_state(algorithm, lambda learner: learner.curriculum_state)
             if state:
-                self.curriculum = Curriculum.from_state_dict(state, list(cur.ladder), cur.demote_at)
+                self.curriculum = Curriculum.from_state_dict(state, list(cur.ladder), cur.demote_at,
+                                                             sides=cur.sides)
                 self.push_level(algorithm)
         if self.jump_start is not None:
             state = learner_state(algorithm, lambda learner: learner.jump_start_state)
@@ -106,7 +108,7 @@ class OpponentsCallback(TrialFilesCallback):
                 tally[AS_RADIANT] += side == RADIANT_SIDE
                 tally[OUTRIGHT_AS_RADIANT] += won and side == RADIANT_SIDE
                 if curriculum is not None:
-                    curriculum.record(name, score, it)
+                    curriculum.record(name, score, it, side)
                 if jump_start is not None:
                     jump_start.record(name, score, it)
                 if start_stages is not None:

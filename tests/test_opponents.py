@@ -15,6 +15,7 @@ from test_training_e2e import build_algo, tiny_smoke
 from policies.league.curriculum import CURRICULUM, LEAGUE, SELF, Curriculum, OpponentMix, review_agent
 from policies.league.ratings import DRAW, LOSS, WIN
 from callbacks.opponents import OpponentsCallback
+from training.settings import RunSettings
 
 
 # ---- the mix and the curriculum, without Ray -------------------------------------------------------------------------
@@ -47,6 +48,27 @@ def test_the_curriculum_moves_up_once_the_window_is_won_often_enough():
     assert c2.current == "b"
     for _ in range(5):
         assert not c2.record("b", WIN)  # the top level stays
+
+
+def test_a_curriculum_on_one_side_counts_only_the_games_main_plays_there():
+    """opponents.curriculum.sides ["radiant"]: the Dire games (the side that wins them anyway) do not move it, and
+    a restored curriculum takes the run's sides, not saved ones."""
+    c = Curriculum(["scripted_3_spells_50", "scripted_3"], window=2, promote_at=1.0, sides=("radiant",))
+    for _ in range(3):
+        assert not c.record("scripted_3_spells_50", WIN, side="dire")
+    assert len(c.recent) == 0
+    assert not c.record("scripted_3_spells_50", WIN, side="radiant")
+    assert c.record("scripted_3_spells_50", WIN, side="radiant") and c.current == "scripted_3"
+    both = Curriculum(["a", "b"], window=2, promote_at=1.0)  # default: every side counts
+    both.record("a", WIN, side="dire")
+    assert both.record("a", WIN, side="radiant")
+    restored = Curriculum.from_state_dict(c.state_dict(), sides=("dire",))
+    assert restored.sides == ("dire",) and "sides" not in c.state_dict()
+    assert RunSettings.from_dict({"opponents": {"curriculum": {
+        "share": 0.5, "ladder": ["random", "scripted_1"], "sides": ["radiant"]}}}).opponents.curriculum.sides == (
+        "radiant",)
+    with pytest.raises(ValueError, match=r"opponents\.curriculum\.sides.*non-empty list of sides"):
+        RunSettings.from_dict({"opponents": {"curriculum": {"share": 0.5, "ladder": ["random"], "sides": ["both"]}}})
 
 
 def test_the_curriculum_moves_down_once_the_window_is_lost_often_enough():

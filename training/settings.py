@@ -418,6 +418,7 @@ class CurriculumSettings(_Section):
     promote_at: float = CURRICULUM_PROMOTE_AT  # win rate over the window that moves up a level
     demote_at: float | None = None  # win rate over the window that moves back down a level (None: never down)
     review: float = CURRICULUM_REVIEW  # share of the curriculum's games against the level below the current one
+    sides: tuple = TEAM_NAMES  # the sides "main" plays whose games count toward a move (["radiant"]: its Radiant ones)
 
     @classmethod
     def from_dict(cls, d, key: str = "opponents.curriculum") -> "CurriculumSettings":
@@ -445,7 +446,14 @@ class CurriculumSettings(_Section):
             r = cur["review"]
             if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r < 1.0:
                 _bad(f"{key}.review", f"must be a number in [0, 1), got {r!r}")
-        return cls(**{**cur, "ladder": tuple(cur["ladder"])})
+            _check_sides(f"{key}.sides", cur["sides"])
+        return cls(**{**cur, "ladder": tuple(cur["ladder"]), "sides": tuple(cur["sides"])})
+
+
+def _check_sides(key: str, sides) -> None:
+    """The sides whose games count (the curriculum's, the start stages'): a non-empty list of team names."""
+    if not isinstance(sides, (list, tuple)) or not sides or any(x not in TEAM_NAMES for x in sides):
+        _bad(key, f"must be a non-empty list of sides from {list(TEAM_NAMES)}, got {sides!r}")
 
 
 def _check_stage_rule(key: str, section: dict, fixed: dict | None, ladder: tuple) -> None:
@@ -535,9 +543,7 @@ class StartStagesSettings(_Section):
                     _bad(f"{key}.stages[{i}]{k.removeprefix('start_state')}", message)
                 checked_start_state({**base, **st}, mode, bad)
             _check_stage_rule(key, ss, fixed, ladder)
-            sides = ss["sides"]
-            if not isinstance(sides, (list, tuple)) or not sides or any(x not in TEAM_NAMES for x in sides):
-                _bad(f"{key}.sides", f"must be a non-empty list of sides from {list(TEAM_NAMES)}, got {sides!r}")
+            _check_sides(f"{key}.sides", ss["sides"])
         return cls(**{**ss, "stages": tuple(dict(st) for st in stages), "sides": tuple(ss["sides"])})
 
 

@@ -63,7 +63,7 @@ class Curriculum:
     """A ladder of fixed agents, weakest first, and the level main plays against."""
 
     def __init__(self, ladder: list, window: int = CURRICULUM_WINDOW, promote_at: float = CURRICULUM_PROMOTE_AT,
-                 demote_at: float | None = None, judge_once: bool = False):
+                 demote_at: float | None = None, judge_once: bool = False, sides: tuple | None = None):
         if not ladder:
             raise ValueError("the curriculum ladder is empty")
         self.ladder, self.window, self.promote_at = list(ladder), int(window), float(promote_at)
@@ -74,6 +74,8 @@ class Curriculum:
         # True: each window is judged once, when full, and emptied when it moves nothing (the start stages,
         # policies/league/start_stages.py); False: the window slides by one game, judged after every game
         self.judge_once = bool(judge_once)
+        # the sides main plays whose games count (None: both); the run's rule, not saved with the state
+        self.sides = None if sides is None else tuple(sides)
         self.level = 0
         self.recent = deque(maxlen=self.window)  # main's results (1 = won) against the current level
         self.promotions = []  # (iteration, new level): every move, up or down
@@ -89,10 +91,11 @@ class Curriculum:
     def window_win_rate(self) -> float:
         return float(np.mean(self.recent)) if self.recent else float("nan")
 
-    def record(self, opponent: str, score: float, iteration: int = 0) -> bool:
-        """Adds one finished game of main against `opponent` (score: ratings.WIN, DRAW or LOSS); games against other
-        agents do not count. Returns True when this game moved the curriculum a level, up or down."""
-        if opponent != self.current:
+    def record(self, opponent: str, score: float, iteration: int = 0, side: str | None = None) -> bool:
+        """Adds one finished game of main against `opponent` (score: ratings.WIN, DRAW or LOSS), main playing `side`;
+        games against other agents, or on a side not in ``sides``, do not count. Returns True when this game moved
+        the curriculum a level, up or down."""
+        if opponent != self.current or (self.sides is not None and side not in self.sides):
             return False
         self.recent.append(1.0 if score == WIN else 0.0)
         if len(self.recent) < self.window:
@@ -119,13 +122,13 @@ class Curriculum:
 
     @classmethod
     def from_state_dict(cls, state: dict, ladder: list | None = None, demote_at=SAVED,
-                        judge_once=SAVED) -> "Curriculum":
+                        judge_once=SAVED, sides: tuple | None = None) -> "Curriculum":
         """A curriculum restored from a checkpoint; with `ladder` (the run config's), its level is that of the
         saved current agent in it (or the saved level if the agent is not in the new ladder); with `demote_at` and
-        `judge_once`, the run's rules instead of the saved ones."""
+        `judge_once`, the run's rules instead of the saved ones; `sides`: the run's (never saved)."""
         c = cls(ladder or state["ladder"], state["window"], state["promote_at"],
                 state.get("demote_at") if demote_at is SAVED else demote_at,
-                state.get("judge_once", False) if judge_once is SAVED else judge_once)
+                state.get("judge_once", False) if judge_once is SAVED else judge_once, sides)
         saved = state["ladder"][state["level"]]
         c.level = c.ladder.index(saved) if saved in c.ladder else min(state["level"], len(c.ladder) - 1)
         c.recent.extend(state["recent"][-c.window:] if saved == c.current else [])

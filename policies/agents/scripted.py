@@ -200,17 +200,18 @@ class ScriptedAgent:
         allowed = self._allowed
         if self.handicap.spell_share < 1.0 and float(obs["global"][GLOBAL_TIME]) < st["spells_from"]:
             allowed = self._allowed_no_spells  # locked out by a refused cast
-        primary, unit, ox, oy = self._decide(st, obs, self._skill, allowed)
-        if primary == NEED_COIN:  # a handicapped bot's last-hit coin, drawn only by a decision that reaches it
-            primary, unit, ox, oy = self._decide(st, obs, int(self.rng.random() < self.handicap.last_hits), allowed)
+        primary, unit, ox, oy = self._decide_with_coin(st, obs, allowed)
         if self.handicap.spell_share < 1.0 and primary in ABILITY_ACTIONS \
                 and self.rng.random() >= self.handicap.spell_share:  # the cast refused: choose again without spells
             st["spells_from"] = float(obs["global"][GLOBAL_TIME]) + SPELL_LOCKOUT_S
-            primary, unit, ox, oy = self._decide(st, obs, self._skill, self._allowed_no_spells)
-            if primary == NEED_COIN:
-                primary, unit, ox, oy = self._decide(st, obs, int(self.rng.random() < self.handicap.last_hits),
-                                                     self._allowed_no_spells)
+            primary, unit, ox, oy = self._decide_with_coin(st, obs, self._allowed_no_spells)
         return {"primary": primary, "delay": 0, "target_unit": unit, "offset_x": ox, "offset_y": oy}
+
+    def _decide_with_coin(self, st, obs, allowed):
+        primary, unit, ox, oy = self._decide(st, obs, self._skill, allowed)
+        if primary == NEED_COIN:  # a handicapped bot's last-hit coin, drawn only by a decision that reaches it
+            primary, unit, ox, oy = self._decide(st, obs, int(self.rng.random() < self.handicap.last_hits), allowed)
+        return primary, unit, ox, oy
 
     def _decide(self, st, obs, skill, allowed):
         plan, path = st["plan"], st["path"]

@@ -50,7 +50,7 @@ class StartStages:
                  promote_at: float = START_STAGES_PROMOTE_AT, sides=("radiant", "dire")):
         self.opponent, self.sides = opponent, tuple(sides)
         self.labels = [late_start_label(opponent, k) for k in range(len(stages))]
-        self.curriculum = Curriculum(self.labels, window, promote_at, judge_once=True)
+        self.curriculum = Curriculum(self.labels, window, promote_at, judge_once=True, sides=self.sides)
 
     @property
     def current(self) -> int:
@@ -60,13 +60,12 @@ class StartStages:
     def record(self, name: str, outright: bool, side: str, iteration: int = 0) -> bool:
         """A finished game recorded under `name` (a stage's label; others are ignored), won outright or not, "main"
         playing `side` (a side not in ``sides`` is ignored); True when it moved the stage."""
-        if side not in self.sides:
-            return False
-        return self.curriculum.record(name, WIN if outright else LOSS, iteration)
+        return self.curriculum.record(name, WIN if outright else LOSS, iteration, side)
 
     def state_dict(self) -> dict:
         return self.curriculum.state_dict()
 
     def load_state_dict(self, state: dict) -> None:
         """The saved stage, matched by label in this run's stages (the saved level if it is not one)."""
-        self.curriculum = Curriculum.from_state_dict(state, self.labels, demote_at=None, judge_once=True)
+        self.curriculum = Curriculum.from_state_dict(state, self.labels, demote_at=None, judge_once=True,
+                                                     sides=self.sides)

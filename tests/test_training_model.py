@@ -41,7 +41,8 @@ _GAMES = {}
 def played_game(mode, steps=150, seed=3):
     """(env, list of observation dicts, one per step): a game played by the scripted bot on both sides, so that
     attacks, spells and items (the unit-reading actions) become legal."""
-    if mode not in _GAMES:
+    key = (mode, steps, seed)  # a shorter game cached first must not stand in for a longer one
+    if key not in _GAMES:
         env = MobaEnv({"mode": mode, "seed": seed})
         obs, _ = env.reset(seed=seed)
         bot = ScriptedAgent(seed)
@@ -51,8 +52,8 @@ def played_game(mode, steps=150, seed=3):
             obs, _, term, trunc, _ = env.step(bot.act(obs))
             history.append(obs)
             assert not term["__all__"] and not trunc["__all__"]
-        _GAMES[mode] = (env, history)
-    return _GAMES[mode]
+        _GAMES[key] = (env, history)
+    return _GAMES[key]
 
 
 def stack_obs(obs_list):

@@ -178,7 +178,8 @@ def test_warmup_levels_are_scripted_1_with_random_decisions():
 def test_bridge_levels_are_the_full_bot_under_one_handicap():
     assert set(BRIDGE_HANDICAPS) == {"scripted_3_slow", "scripted_3_brave", "scripted_3_r25", "scripted_3_no_items",
                                      "scripted_2_items", "scripted_3_no_wave_spells", "scripted_3_no_ultimate",
-                                     "scripted_3_spells_25", "scripted_3_spells_50", "scripted_3_spells_75"}
+                                     "scripted_3_spells_25", "scripted_3_spells_40", "scripted_3_spells_50",
+                                     "scripted_3_spells_60", "scripted_3_spells_75"}
     for name, h in BRIDGE_HANDICAPS.items():
         assert make_agent(name, seed=2).handicap == h
         changed = {k for k, v in h.__dict__.items() if v != getattr(FULL_BOT, k)}
@@ -187,7 +188,8 @@ def test_bridge_levels_are_the_full_bot_under_one_handicap():
     assert BRIDGE_HANDICAPS["scripted_3_brave"].retreat_hp == 0.1
     assert BRIDGE_HANDICAPS["scripted_3_r25"].random_actions == 0.25
     assert not BRIDGE_HANDICAPS["scripted_3_no_items"].items and not BRIDGE_HANDICAPS["scripted_2_items"].abilities
-    assert [BRIDGE_HANDICAPS[f"scripted_3_spells_{p}"].spell_share for p in (25, 50, 75)] == [0.25, 0.5, 0.75]
+    assert [BRIDGE_HANDICAPS[f"scripted_3_spells_{p}"].spell_share for p in (25, 40, 50, 60, 75)] == \
+        [0.25, 0.4, 0.5, 0.6, 0.75]
     assert not set(BRIDGE_HANDICAPS) & set(LADDER)  # training opponents, not rated levels
 
 

@@ -28,6 +28,7 @@ WARMUP_RANDOM_SHARES = {"scripted_1_r75": 0.75, "scripted_1_r50": 0.5, "scripted
 WARMUP_HANDICAPS = {name: replace(LADDER_HANDICAPS["scripted_1"], random_actions=share)
                     for name, share in WARMUP_RANDOM_SHARES.items()}
 WARMUP_LADDER = (RANDOM_LEVEL, *WARMUP_HANDICAPS, *LADDER_HANDICAPS)  # weakest first
+SPELL_SHARES = (0.25, 0.4, 0.5, 0.6, 0.75)  # the bridge levels scripted_3_spells_25 ... _75 (spell_share)
 # Bridge levels between scripted_2 and the full bot, for the top rung (issue 29): the full bot under one handicap that
 # weakens its fights more than its push, so that a student level with the full bot sees fights won and games won
 # outright. Training opponents, not rated levels of the ladder.
@@ -41,8 +42,10 @@ BRIDGE_HANDICAPS = {
     "scripted_3_no_ultimate": replace(FULL_BOT, ultimate=False),  # its three basic abilities, no ultimate
     # the full bot casting a share of the spells it chooses: against scripted_2 (no spells) the top rung's agent
     # finishes every game, against the full bot none as the blademaster, and neither the items, the wave clear nor
-    # the ultimate alone make the difference (docs/results.md, 2026-11-29)
-    **{f"scripted_3_spells_{round(100 * share)}": replace(FULL_BOT, spell_share=share) for share in (0.25, 0.5, 0.75)},
+    # the ultimate alone make the difference (docs/results.md, 2026-11-29); 40% and 60% are the finer steps around
+    # the share where the blademaster's finish falls from most games to few
+    **{f"scripted_3_spells_{round(100 * share)}": replace(FULL_BOT, spell_share=share)
+       for share in SPELL_SHARES},
 }
 LADDER_TARGET_WIN_RATE = 0.75  # each level wins at least this share of its games against the level below
 

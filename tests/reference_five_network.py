@@ -59,8 +59,8 @@ def _heads(m, o, unit_emb, obs):
     umask = obs["unit_masks"] > 0
     per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))
     per_action = per_action & (obs["unit_valid"] > 0).unsqueeze(1)
+    per_action[..., 0] = per_action[..., 0] | ~per_action.any(-1)
     unit = torch.where(per_action, unit, torch.full_like(unit, MASK_VALUE))
-    unit[..., 0] = torch.where(per_action.any(-1), unit[..., 0], torch.zeros_like(unit[..., 0]))  # no target: slot 0
     tt = obs["action_target_type"].long()
     return FiveActionDistribution.pack(primary, unit, m.delay_head(o), m.offset_x_head(o), m.offset_y_head(o),
                                        m.reads_unit_table[tt], m.reads_offset_table[tt])

@@ -61,35 +61,6 @@ def test_outputs_equal_the_per_hero_network(mode, model):
     assert logits.std() > 0.01 and out["value"].std() > 1e-4  # not a degenerate case
 
 
-def test_a_row_without_a_legal_target_reads_slot_0_at_logit_0():
-    """Where a primary action has no legal target (a primary that reads none, or the hero dead: from step 100 on the
-    first Radiant hero's own unit row, slot 0, is empty), its unit head is slot 0 alone, at logit 0 (probability 1
-    whatever the logit, so the embedding table's rows without a unit may hold anything)."""
-    module, batch = sequences("1v1")
-    with torch.no_grad():
-        logits = module.forward_train(batch)[Columns.ACTION_DIST_INPUTS]
-    unit = module.get_train_action_dist_cls().from_logits(logits).unit  # (B, T, P, U)
-    none = (unit[..., 1:] <= -5e8).all(-1)  # no legal target but perhaps slot 0
-    dead = unit[0, 100:]
-    assert bool(none[0, 100:].any()) and bool((dead[..., 1:] > -5e8).any())  # both kinds of heads in the dead rows
-    assert bool((dead[..., 0][none[0, 100:]] == 0).all())  # slot 0 is no unit there: never a target of its own
-    assert bool((unit[..., 1:][~none].abs() > 0).any())
-
-
-def test_a_batch_without_any_unit_equals_the_per_hero_network():
-    """Every unit row empty (a batch of zero-padded steps): no row goes through the unit MLP, and the own rows are the
-    empty row's embedding."""
-    module, batch = sequences("1v1")
-    for k in ("units", "unit_type", "unit_valid", "unit_masks"):
-        batch[Columns.OBS][k] = torch.zeros_like(batch[Columns.OBS][k])
-    with torch.no_grad():
-        ref = reference_forward(module, batch)
-        out = outputs(module, batch)
-    assert masked_logit_free(out[Columns.ACTION_DIST_INPUTS], ref[Columns.ACTION_DIST_INPUTS]).max() < TOLERANCE
-    for k in ("value", "h"):
-        assert (out[k] - ref[k]).abs().max() < TOLERANCE, k
-
-
 def test_exploration_forward_equals_the_per_hero_network_and_gives_values():
     module, batch = sequences("5v5")
     with torch.no_grad():

@@ -262,8 +262,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         if self.cfg.team_frame:
             dire = is_dire(flat)
             flat = to_team_frame(flat)
-        unit_emb, own, pooled_units = self._encode_units(flat)
-        x = self._replicas(self._encode_team(flat), own, pooled_units, flat).reshape(b, t, -1)
+        unit_emb, pooled_units = self._encode_units(flat)
+        x = self._replicas(self._encode_team(flat), unit_emb, pooled_units, flat).reshape(b, t, -1)
         st = batch[Columns.STATE_IN]
         o, (h, c) = self.lstm(x, (st["h"].unsqueeze(0), st["c"].unsqueeze(0)))
         state_out = {"h": h.squeeze(0), "c": c.squeeze(0)}
@@ -273,10 +273,9 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         return out, o, state_out
 
     def _encode_units(self, obs):
-        """Unit embeddings (N, U, E), the team's own rows of them (N, n, E), and the max-pools over the valid units
-        and over the enemies (N, 2E). Only valid rows go through the unit MLP. The table holds each valid unit's
-        embedding and 0 in the other rows (the heads mask them); the own rows hold a dead hero's as the empty row's
-        embedding (the replicas read them)."""
+        """Unit embeddings (N, U, E) and the max-pools over the valid units and over the enemies (N, 2E). Only valid
+        rows go through the unit MLP. In the embeddings, the rows of the team's heroes hold an empty row's embedding
+        when the hero is dead (the replicas read them); the other rows without a unit hold 0 (the heads mask them)."""
         units, valid = obs["units"], obs["unit_valid"] > 0
         first, second = self.unit_mlp[0], self.unit_mlp[2]
         n_feat = units.shape[-1]
@@ -300,21 +299,10 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             torch.segment_reduce(emb[enemy], "max", lengths=(valid & (units[..., UNIT_IS_ENEMY] > 0.5)).sum(1),
                                  unsafe=True, initial=0.0)], -1)
         n, u = valid.shape
-        # the table in place on fresh zeros (not requiring a gradient): no copy of the (N, U, E) table forward, and
-        # backward only the valid rows' gather (an out-of-place index_put, or slicing the own rows out of the table,
-        # costs a whole table's copy, fill or sum each way)
-        unit_emb = units.new_zeros(n, u, emb.shape[-1], dtype=emb.dtype).index_put_((rows, cols), emb)
-        # the own rows from the valid rows' embeddings by their position in `emb`; an empty row is all zeros of type
-        # 0: one embedding for every dead hero
-        at = torch.full((n, u), -1, dtype=torch.long, device=units.device)
-        at[rows, cols] = torch.arange(rows.shape[0], device=units.device)
-        at = at[:, :self.team_size]  # the team's heroes occupy the first n unit rows
-        empty = mlp(units.new_zeros(1, n_feat), torch.zeros(1, device=units.device))  # (1, E)
-        if rows.numel() == 0:  # no unit in the whole batch (zero-padded rows only): every own row is empty
-            own = empty.expand(n, self.team_size, -1)
-        else:
-            own = torch.where((at >= 0).unsqueeze(-1), emb[at.clamp(min=0)], empty)
-        return unit_emb, own, pooled
+        unit_emb = units.new_zeros(n, u, emb.shape[-1], dtype=emb.dtype)
+        # an empty row is all zeros of type 0: one embedding for all of them
+        unit_emb[:, :self.team_size] = mlp(units.new_zeros(1, n_feat), torch.zeros(1, device=units.device))
+        return unit_emb.index_put((rows, cols), emb), pooled
 
     def team_groups(self, obs):
         """(representatives, index) of a batch of rows (obs: N, ...): the rows whose team encoder inputs are all equal
@@ -359,16 +347,16 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         team = team.unsqueeze(1) + F.linear(private, w_private)  # (K, n, R)
         return team if index is None else team[index]
 
-    def _replicas(self, team, own, pooled_units, obs):
+    def _replicas(self, team, unit_emb, pooled_units, obs):
         """The LSTM input (N, R + pool): this hero's replica and the cross-hero pool of the first quarter of all the
-        team's replicas. Adds the per-hero parts (pooled units, the team's own unit embeddings `own`: N, n, E) to the
-        team part."""
+        team's replicas. Adds the per-hero parts (pooled units, own unit embedding) to the team part."""
         _, w_units, _, _, w_own = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
-        pool = self.pool_size
+        n, pool = self.team_size, self.pool_size
         me = obs["me"]
         mine_index = me.argmax(-1)
         rows = torch.arange(me.shape[0], device=me.device)
         per_hero = F.linear(pooled_units, w_units)  # (N, R)
+        own = unit_emb[:, :n]  # the team's heroes occupy the first n unit rows
         mine = F.relu(team[rows, mine_index] + per_hero + F.linear(own[rows, mine_index], w_own))
         mine = mine * me.sum(-1, keepdim=True).to(mine.dtype)  # a zero-padded step has no "me": its replica is 0
         pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
@@ -391,11 +379,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         umask = obs["unit_masks"] > 0  # (N, kinds, U)
         per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))
         per_action = per_action & (obs["unit_valid"] > 0).unsqueeze(1)
-        # never an all-masked row: a row with no legal target has slot 0 alone, at logit 0 (its probability is 1
-        # whatever the logit, and a constant leaves the table's rows without a unit free to hold anything)
-        fill = torch.full_like(unit, MASK_VALUE)
-        fill[..., 0] = per_action.any(-1).to(unit.dtype) * MASK_VALUE
-        unit = torch.where(per_action, unit, fill)
+        per_action[..., 0] = per_action[..., 0] | ~per_action.any(-1)  # never an all-masked row
+        unit = torch.where(per_action, unit, torch.full_like(unit, MASK_VALUE))
         tt = obs["action_target_type"].long()
         offset_x, offset_y = self.offset_x_head(o), self.offset_y_head(o)
         if dire is not None:  # the offsets of the team's frame back into the map's

@@ -94,6 +94,39 @@ def test_gae_takes_the_runners_values_and_falls_back_to_a_forward_pass_without_t
         connector_batch(learner, episodes)
 
 
+def test_the_outcome_term_adds_the_win_probabilitys_difference_to_the_chunks_end(ray_session):
+    """ppo.win_advantage_coeff c: the advantages are GAE's (standardized) plus c * (label - p_t), p_t the win
+    probability the runner recorded at step t and the label the win head's: 0.5 for a game cut by the time limit,
+    the last prediction for a chunk cut mid-game (its last real step adds 0)."""
+    from policies.learning.advantages import WIN_ADVANTAGE
+    from policies.learning.win_label import DRAW_LABEL, WIN_LABEL
+    from policies.model.five_module import WIN_PROB
+
+    runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2))
+    runner.sample(num_timesteps=30, explore=True)
+    episodes = runner.sample(num_timesteps=60, explore=True)
+    assert any(e.is_done for e in episodes) and any(not e.is_done for e in episodes)
+    plain = connector_batch(learner, episodes)
+    assert WIN_ADVANTAGE not in plain
+    runner2, learner2 = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2,
+                                                      ppo__win_advantage_coeff=2.5))
+    learner2.module.set_state(learner.module.get_state())
+    got = connector_batch(learner2, episodes)
+    win, label = real_steps(got, WIN_ADVANTAGE), real_steps(got, WIN_LABEL)
+    preds = torch.cat([torch.as_tensor(np.asarray(e.get_extra_model_outputs(WIN_PROB), np.float32)) for e in episodes])
+    torch.testing.assert_close(win, label - preds, rtol=0, atol=1e-6)
+    torch.testing.assert_close(real_steps(got, "advantages"), real_steps(plain, "advantages") + 2.5 * win,
+                               rtol=0, atol=1e-5)
+    assert torch.equal(real_steps(got, "value_targets"), real_steps(plain, "value_targets"))
+    starts = np.cumsum([0] + [len(e) for e in episodes])
+    for e, a, b in zip(episodes, starts[:-1], starts[1:]):
+        if e.is_done:  # the time limit: no winner
+            assert torch.all(label[a:b] == DRAW_LABEL)
+        else:  # the chunk's own last prediction: nothing added at its last step
+            assert float(win[b - 1]) == 0.0 and float(win[a:b].abs().sum()) > 0
+    assert float(win.abs().max()) > 0
+
+
 def real_steps(batch, column) -> torch.Tensor:
     """A zero-padded column's entries at the real steps (LOSS_MASK: neither padding nor the artificial bootstrap step,
     whose GAE numbers RLlib computes from whatever follows it in the batch), in order."""

@@ -113,7 +113,11 @@ def test_each_section_builds_on_its_own_naming_its_key():
     with pytest.raises(ValueError, match=r"'ppo\.target_kl': must be float, got None"):
         PPOSettings.from_dict({"target_kl": None})
     with pytest.raises(ValueError, match=r"'ppo\.staleness'.*num_env_runners >= 1"):
-        PPOSettings.from_dict({"staleness": 1}).check_staleness(ResourceSettings(num_env_runners=0))
+        PPOSettings.from_dict({"staleness": 1}).check_resources(ResourceSettings(num_env_runners=0))
+    with pytest.raises(ValueError, match=r"^config 'ppo\.win_advantage_coeff': must be >= 0 \(0: off\), got -1\.0$"):
+        PPOSettings.from_dict({"win_advantage_coeff": -1.0})
+    with pytest.raises(ValueError, match=r"'ppo\.win_advantage_coeff'.*env_runner: batched.*'classic'"):
+        PPOSettings.from_dict({"win_advantage_coeff": 1.0}).check_resources(ResourceSettings(env_runner="classic"))
     league = LeagueSettings.from_dict({"enabled": True, "past_fraction": 0.5})
     with pytest.raises(ValueError, match=r"^config 'opponents': .* sum to 1\.100"):
         OpponentSettings.from_dict({"fixed": {"random": 0.6}}, league=league)

@@ -86,7 +86,8 @@ STALENESS_VALUES = (0, 1)  # ppo.staleness
 ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
 # the ppo keys the learner reads from its settings, which a sweep can therefore vary per trial (the others are
 # RLlib's own training settings)
-LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "adam_beta1", "adam_beta2")
+LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "adam_beta1", "adam_beta2",
+                    "win_advantage_coeff")
 ENV_RUNNERS = ("batched", "classic")  # training/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
 # timestamp: a wall-clock deadline (Unix seconds; Tune's time_total_s counts only the iterations' own time, not the
@@ -198,7 +199,7 @@ class RewardSettings(_Section):
 @dataclass(frozen=True)
 class PPOSettings(_Section):
     """PPO (Five Table 2, "Baseline" column, unless noted). ``staleness`` is checked against the resources by
-    ``check_staleness`` (RunSettings.from_dict calls it after the resources section)."""
+    ``check_resources`` (RunSettings.from_dict calls it after the resources section)."""
     train_batch_size: int = 4000  # env steps per iteration (the paper's 983,040 samples don't fit a laptop)
     minibatch_size: int = 4000  # agent steps per SGD minibatch (at most train_batch_size)
     num_epochs: int = 1  # sample reuse ~1 (Table 2: 1.0 <-> 1.1)
@@ -210,6 +211,11 @@ class PPOSettings(_Section):
     use_kl_loss: bool = False  # the paper's PPO has no KL penalty
     dual_clip: float | None = None  # HoK app. G: c = 3 gives dual-clip PPO ("... are set as 0.2 and 3")
     aux_win_coeff: float = AUX_WIN_COEFF  # Five app. D: the win-probability head trains with a very small weight (0.01)
+    # the outcome term added to GAE's standardized advantages (policies/learning/advantages.py): this times the win
+    # probability's temporal difference to the end of the chunk (1 or 0 at an outright win or loss, 0.5 at the time
+    # limit), undiscounted. Not in Five (0: off); issue 29's credit for the finish beyond GAE's horizon. Needs the
+    # batched env runner, which records the head's prediction at every step
+    win_advantage_coeff: float = 0.0
     # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
     # parameter head's counted where the sampled primary reads it (policies/model/action_distribution.py): its
     # gradient also moves the primary toward the primaries that read more parameters (a move's offsets add up to
@@ -260,15 +266,21 @@ class PPOSettings(_Section):
                 _bad(f"{key}.{k}", f"must be >= {1 if k == 'diagnostics_steps' else 0}, got {ppo[k]}")
         if ppo["clip_param"] <= 0:
             _bad(f"{key}.clip_param", f"must be > 0, got {ppo['clip_param']}")
+        if ppo["win_advantage_coeff"] < 0:
+            _bad(f"{key}.win_advantage_coeff", f"must be >= 0 (0: off), got {ppo['win_advantage_coeff']}")
         c = ppo["dual_clip"]
         if c is not None and (isinstance(c, bool) or not isinstance(c, (int, float)) or c <= 1):
             _bad(f"{key}.dual_clip", f"must be null or a number > 1 (HoK uses 3), got {c!r}")
         return cls(**ppo)
 
-    def check_staleness(self, resources: "ResourceSettings", key: str = "ppo") -> None:
-        """Raises unless ``staleness`` is one of STALENESS_VALUES and, when 1, the env runners can sample ahead."""
+    def check_resources(self, resources: "ResourceSettings", key: str = "ppo") -> None:
+        """Raises unless ``staleness`` is one of STALENESS_VALUES and, when 1, the env runners can sample ahead; and
+        unless the env runners record what ``win_advantage_coeff`` reads."""
         if self.staleness not in STALENESS_VALUES or isinstance(self.staleness, bool):
             _bad(f"{key}.staleness", f"must be one of {list(STALENESS_VALUES)}, got {self.staleness!r}")
+        if self.win_advantage_coeff and resources.env_runner != "batched":
+            _bad(f"{key}.win_advantage_coeff", "> 0 needs resources.env_runner: batched (it records the win "
+                                               f"probability of every step), got {resources.env_runner!r}")
         if self.staleness and (resources.env_runner != "batched" or resources.num_env_runners < 1):
             _bad(f"{key}.staleness", "1 (sampling while the learner trains) needs resources.env_runner: batched and "
                                      f"resources.num_env_runners >= 1, got {resources.env_runner!r} and "
@@ -858,7 +870,7 @@ class RunSettings(_Section):
                     _bad(f"schedules.{name}", "changes during the run, and a game server's games (env.remote) keep "
                                               "the value they were created with: give it one number")
         resources = ResourceSettings.from_dict(raw.get("resources") or {})
-        ppo.check_staleness(resources)
+        ppo.check_resources(resources)
         evaluation = EvaluationSettings.from_dict(raw.get("evaluation") or {})
         league = LeagueSettings.from_dict(raw.get("league") or {})
         time_limit_s = float(env.get("time_limit_s") or DEFAULT_TIME_LIMIT_S[env.get("mode", EnvConfig.mode)])

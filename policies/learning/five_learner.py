@@ -55,7 +55,7 @@ from ray.rllib.utils.metrics import WEIGHTS_SEQ_NO
 from ray.rllib.utils.torch_utils import explained_variance
 
 from moba.env.actions import PRIMARY_NAMES
-from policies.learning.advantages import RunnerValueGAE
+from policies.learning.advantages import WIN_ADVANTAGE, RunnerValueGAE
 from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, label_action, teacher_nll
 from policies.learning.learner_threads import ThreadChooser
 from policies.learning.value_warmup import ValueWarmup, WarmupPhase, scale_value_head
@@ -160,7 +160,9 @@ class FivePPOLearner(PPOTorchLearner):
         if pipeline is not None:
             for i, c in enumerate(pipeline.connectors):
                 if type(c) is GeneralAdvantageEstimation:  # GAE on the env runners' values (PPO appended it last)
-                    pipeline.connectors[i] = RunnerValueGAE(gamma=c.gamma, lambda_=c.lambda_)
+                    pipeline.connectors[i] = RunnerValueGAE(
+                        gamma=c.gamma, lambda_=c.lambda_,
+                        win_coeff=run_settings_dict(self.config)["ppo"]["win_advantage_coeff"])
                 elif type(c) is AddTimeDimToBatchAndZeroPad:  # the same rows, cut by numpy
                     pipeline.connectors[i] = FastTimeDimZeroPad(input_observation_space=c.input_observation_space,
                                                                 input_action_space=c.input_action_space,
@@ -505,6 +507,10 @@ class FivePPOLearner(PPOTorchLearner):
         # eq. 13's numerator: real samples optimized (RLlib's own step count includes the LSTM's padding)
         self.metrics.log_value((module_id, SAMPLES_OPTIMIZED), int(steps.mask.sum()), reduce="sum")
         self.metrics.log_value((module_id, "mean_reward_trained"), steps.mean(batch[Columns.REWARDS]), window=1)
+        if WIN_ADVANTAGE in batch:  # ppo.win_advantage_coeff: the outcome term's spread beside GAE's standardized 1
+            win = batch[WIN_ADVANTAGE][steps.mask]
+            self.metrics.log_dict({"win_advantage_mean": win.mean().item(), "win_advantage_std": win.std().item()},
+                                  key=module_id, window=1)
 
     def _policy_loss(self, module_id, config, batch, dist, steps: RealSteps) -> torch.Tensor:
         """Per step: minus PPO's clipped surrogate (dual-clipped with ppo.dual_clip)."""

@@ -27,6 +27,19 @@ def segment_label(agent_id: str, terminated: bool, truncated: bool, winner: str 
     return float(last_prediction)
 
 
+def episode_win_predictions(sa_ep) -> np.ndarray:
+    """The win probability the module predicted at each step of a single-agent episode chunk while acting (float32,
+    one per step; empty where the env runner did not record them)."""
+    return np.asarray(sa_ep.get_extra_model_outputs(WIN_PROB), np.float32).reshape(-1)
+
+
+def episode_label(sa_ep, preds: np.ndarray) -> float:
+    """The win label of every step of a single-agent episode chunk (segment_label), given its predictions."""
+    winner = sa_ep.get_infos(-1).get("winner") if sa_ep.is_done else None
+    last = float(preds[-1]) if len(preds) else DRAW_LABEL
+    return segment_label(str(sa_ep.agent_id), sa_ep.is_terminated, sa_ep.is_truncated, winner, last)
+
+
 class AddWinLabel(ConnectorV2):
     """Adds the column WIN_LABEL to the learner's batch (before RLlib's own connectors pad and split it)."""
 
@@ -36,12 +49,7 @@ class AddWinLabel(ConnectorV2):
             n = len(sa_ep)
             if n == 0:
                 continue
-            winner = None
-            if sa_ep.is_done:
-                winner = sa_ep.get_infos(-1).get("winner")
-            preds = sa_ep.get_extra_model_outputs(WIN_PROB)
-            last = float(np.asarray(preds)[-1]) if len(preds) else DRAW_LABEL
-            label = segment_label(str(sa_ep.agent_id), sa_ep.is_terminated, sa_ep.is_truncated, winner, last)
+            label = episode_label(sa_ep, episode_win_predictions(sa_ep))
             self.add_n_batch_items(batch, WIN_LABEL, items_to_add=np.full(n, label, np.float32), num_items=n,
                                    single_agent_episode=sa_ep)
         return batch

@@ -1,6 +1,6 @@
 """The value warm-up (policies/learning/value_warmup.py, callbacks/value_warmup.py; init.value_warmup_iterations and
-init.actor_lr_warmup_iterations): critic-only updates keep every parameter but the value head's, and the
-observation statistics, bit for bit; the policy's learning rate then rises from 0; the settings are checked."""
+init.actor_lr_warmup_iterations): critic-only updates keep every parameter but the critics' (the value and win
+heads), and the observation statistics, bit for bit; the policy's learning rate then rises from 0; the settings are checked."""
 from __future__ import annotations
 
 import copy
@@ -11,7 +11,8 @@ import torch
 from test_five_learner import runner_and_learner
 from test_training_e2e import build_algo, tiny_smoke
 
-from policies.learning.value_warmup import VALUE_HEAD, ValueWarmup, WarmupPhase, scale_value_head, warmup_phase
+from policies.learning.value_warmup import (VALUE_HEAD, WIN_HEAD, ValueWarmup, WarmupPhase, scale_value_head,
+                                            warmup_phase)
 from training.settings import InitSettings, RunSettings
 
 
@@ -54,14 +55,15 @@ def changed(before: dict, after: dict) -> set:
     return {k for k in before if not torch.equal(before[k], after[k])}
 
 
-def test_a_critic_only_update_trains_the_value_head_alone(ray_session):
+def test_a_critic_only_update_trains_the_critics_alone(ray_session):
     runner, learner = runner_and_learner(tiny_smoke(ppo__num_epochs=2, ppo__minibatch_size=32))
     episodes = runner.sample(num_timesteps=64, explore=True)
     before = module_state(learner)
     learner.set_value_warmup(critic_only=True, actor_lr_factor=0.0)
     results = learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=2)
     after = module_state(learner)
-    assert changed(before, after) == {f"{VALUE_HEAD}.weight", f"{VALUE_HEAD}.bias"}  # normalizers included
+    # the value head and the win-probability head; nothing else, the normalizers included
+    assert changed(before, after) == {f"{head}.{p}" for head in (VALUE_HEAD, WIN_HEAD) for p in ("weight", "bias")}
     optimizer = learner.get_optimizers_for_module("main")[0][1]
     warmup = learner._value_warmup
     assert all(p not in optimizer.state for p in warmup.actor_params)  # Adam's moments untouched too
@@ -91,7 +93,7 @@ def test_the_actor_learning_rate_factor_scales_the_policy_step(ray_session):
     moved = [k for k in steps[1.0] if steps[1.0][k].abs().max() > 1e-7]
     assert f"{VALUE_HEAD}.weight" in moved and len(moved) > 10
     for k in moved:
-        expected = steps[1.0][k] * (1.0 if k.startswith(VALUE_HEAD) else 0.25)  # the value head at the full rate
+        expected = steps[1.0][k] * (1.0 if k.startswith((VALUE_HEAD, WIN_HEAD)) else 0.25)  # the critics: full rate
         torch.testing.assert_close(steps[0.25][k], expected, rtol=1e-3, atol=1e-6)  # float32 rounding of p
 
 
@@ -160,8 +162,8 @@ def test_a_run_keeps_its_starting_policy_through_the_warmup(ray_session, no_home
                      init__actor_lr_warmup_iterations=1)
     algo = build_algo(cfg)
 
-    def policy(state):
-        return {k: v for k, v in state.items() if not k.startswith(VALUE_HEAD)}
+    def policy(state):  # everything but the critics
+        return {k: v for k, v in state.items() if not k.startswith((VALUE_HEAD, WIN_HEAD))}
 
     def learner_state():
         return algo.learner_group.get_weights(module_ids=["main"])["main"]

@@ -28,7 +28,8 @@ METRICS_CSV = "metrics.csv"
 # fraction, the value head's explained variance, the gradient's global norm before clipping; the bounded update
 # (ppo.target_kl: the minibatches applied, whether the KL stopped the update) and the update's diagnostics
 # (policies/learning/update_diagnostics.py: each loss term's gradient norm and the gradient-noise cosine, every
-# ppo.diagnostics_every updates; the mean advantage of each primary action; the teacher's agreement per head)
+# ppo.diagnostics_every updates; the mean advantage of each primary action; the teacher's agreement per head; the
+# outcome term of ppo.win_advantage_coeff, its mean and spread before the coefficient, policies/learning/advantages.py)
 UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribution.HEADS},
                   "approx_kl": "approx_kl", "clip_fraction": "clip_fraction", "vf_explained_var": "vf_explained_var",
                   "grad_norm": "gradients_default_optimizer_global_norm",
@@ -37,7 +38,8 @@ UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribut
                   **{f"{diag.TERM_GRAD_PREFIX}{t}": f"{diag.TERM_GRAD_PREFIX}{t}" for t in LOSS_TERMS},
                   "gradient_noise_cosine": "gradient_noise_cosine",
                   **{f"{diag.ADVANTAGE_PREFIX}{a}": f"{diag.ADVANTAGE_PREFIX}{a}" for a in PRIMARY_NAMES},
-                  **{f"{diag.AGREEMENT_PREFIX}{h}": f"{diag.AGREEMENT_PREFIX}{h}" for h in diag.AGREEMENT_HEADS}}
+                  **{f"{diag.AGREEMENT_PREFIX}{h}": f"{diag.AGREEMENT_PREFIX}{h}" for h in diag.AGREEMENT_HEADS},
+                  "win_advantage_mean": "win_advantage_mean", "win_advantage_std": "win_advantage_std"}
 SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6
 PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "agent_steps", "env_steps_per_s",
                     "agent_steps_per_s",

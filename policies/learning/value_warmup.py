@@ -8,17 +8,18 @@ found the same for fine-tuning a behaviour-cloned policy with PPO: a critic-only
 rate warmed up from 0, or the clone collapses before the critic has learnt. Here, counted in iterations from the
 run's start:
 
-1. critic-only, iterations 1 .. V: only the value head's own parameters train, at ``init.value_warmup_lr`` (or the
-   scheduled learning rate without one: a fine-tuning rate moves the head little in a few iterations). In the OpenAI
-   Five module the value head is one linear layer on the LSTM's output, which every policy head reads
-   (policies/model/five_module.py), so the LSTM and the encoders stay as they are: everything but ``value_head``
-   keeps its weights bit for bit, the
+1. critic-only, iterations 1 .. V: only the critics' own parameters train, at ``init.value_warmup_lr`` (or the
+   scheduled learning rate without one: a fine-tuning rate moves the head little in a few iterations). The critics
+   are the heads nothing acts on (``CRITIC_HEADS``): the value head and the win-probability head (Five app. D, whose
+   prediction ``ppo.win_advantage_coeff`` reads). In the OpenAI Five module each is one linear layer on the LSTM's
+   output, which every policy head reads (policies/model/five_module.py), so the LSTM and the encoders stay as they
+   are: everything but the critics keeps its weights bit for bit, the
    observation statistics included (the learner skips their merge), and the env runners keep acting with the
    starting policy. The other loss terms are computed and logged as usual; their gradients are dropped before the
-   gradient clipping, so the value head's step is that of the value loss alone, and Adam's moments of the frozen
+   gradient clipping, so the critics' step is that of their own losses alone, and Adam's moments of the frozen
    parameters are not touched;
 2. actor learning-rate warm-up, iterations V + 1 .. V + A: every parameter trains; the parameters other than the
-   value head's take an Adam step scaled by k / (A + 1) at the k-th of these iterations (Adam's step is linear in its
+   critics' take an Adam step scaled by k / (A + 1) at the k-th of these iterations (Adam's step is linear in its
    learning rate, so this is their learning rate scaled, with one optimizer and its checkpoint layout unchanged);
 3. from then on, the usual update.
 
@@ -34,6 +35,8 @@ from dataclasses import dataclass
 import torch
 
 VALUE_HEAD = "value_head"  # the value head's submodule in FiveRLModule (policies/model/five_module.py)
+WIN_HEAD = "win_head"  # the win-probability head's (Five app. D): a prediction, read by no action
+CRITIC_HEADS = (VALUE_HEAD, WIN_HEAD)  # what a critic-only update trains (those of them the module has)
 
 
 def value_head_parameters(module: torch.nn.Module, value_head: str = VALUE_HEAD) -> list:
@@ -59,8 +62,8 @@ def scale_value_head(module: torch.nn.Module, ratio: float):
 
 @dataclass(frozen=True)
 class WarmupPhase:
-    """What the coming update trains: with ``critic_only`` the value head alone, at ``value_lr`` (None: the scheduled
-    learning rate); otherwise every parameter, those outside the value head at ``actor_lr_factor`` times the scheduled
+    """What the coming update trains: with ``critic_only`` the critics alone, at ``value_lr`` (None: the scheduled
+    learning rate); otherwise every parameter, those outside the critics at ``actor_lr_factor`` times the scheduled
     learning rate."""
     critic_only: bool = False
     actor_lr_factor: float = 1.0
@@ -81,13 +84,15 @@ def warmup_phase(iteration: int, value_iterations: int, actor_lr_iterations: int
 
 
 class ValueWarmup:
-    """The learner's side of the warm-up for one module: its parameters split into the value head's and the others
-    (the "actor's": everything the policy reads), the phase of the coming update (``phase``, set by the driver), and
+    """The learner's side of the warm-up for one module: its parameters split into the critics' (``value_params``: the
+    value head's and the win head's) and the others (the "actor's": everything the policy reads), the phase of the
+    coming update (``phase``, set by the driver), and
     the hooks on the module's optimizer that apply it."""
 
-    def __init__(self, module: torch.nn.Module, value_head: str = VALUE_HEAD):
-        self.value_params = value_head_parameters(module, value_head)
-        self.actor_params = [p for n, p in module.named_parameters() if n.split(".")[0] != value_head]
+    def __init__(self, module: torch.nn.Module, heads: tuple = CRITIC_HEADS):
+        value_head_parameters(module)  # a module without a value head has nothing to warm up
+        self.value_params = [p for n, p in module.named_parameters() if n.split(".")[0] in heads]
+        self.actor_params = [p for n, p in module.named_parameters() if n.split(".")[0] not in heads]
         self._actor_ids = {id(p) for p in self.actor_params}
         self.phase = WarmupPhase()
         self._before = None  # the actor's parameters before an optimizer step with a scaled learning rate
@@ -113,7 +118,7 @@ class ValueWarmup:
 
     def drop_actor_gradients(self, gradients: dict, params: dict) -> dict:
         """RLlib's flat gradients (param ref -> gradient; `params`: param ref -> parameter) without the actor's in a
-        critic-only phase (so that the gradient clipping measures the value head's alone); as they are otherwise."""
+        critic-only phase (so that the gradient clipping measures the critics' alone); as they are otherwise."""
         if not self.phase.critic_only:
             return gradients
         return {ref: g for ref, g in gradients.items() if not self.is_actor(params[ref])}

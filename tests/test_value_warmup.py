@@ -1,6 +1,7 @@
 """The value warm-up (policies/learning/value_warmup.py, callbacks/value_warmup.py; init.value_warmup_iterations and
 init.actor_lr_warmup_iterations): critic-only updates keep every parameter but the critics' (the value and win
-heads), and the observation statistics, bit for bit; the policy's learning rate then rises from 0; the settings are checked."""
+heads), and the observation statistics, bit for bit; the policy's learning rate then rises from 0; the settings are
+checked."""
 from __future__ import annotations
 
 import copy

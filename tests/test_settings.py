@@ -116,6 +116,8 @@ def test_each_section_builds_on_its_own_naming_its_key():
         PPOSettings.from_dict({"staleness": 1}).check_resources(ResourceSettings(num_env_runners=0))
     with pytest.raises(ValueError, match=r"^config 'ppo\.win_advantage_coeff': must be >= 0 \(0: off\), got -1\.0$"):
         PPOSettings.from_dict({"win_advantage_coeff": -1.0})
+    with pytest.raises(ValueError, match=r"^config 'ppo\.win_head_lr_factor': must be > 0 \(1: the scheduled "):
+        PPOSettings.from_dict({"win_head_lr_factor": 0.0})
     with pytest.raises(ValueError, match=r"'ppo\.win_advantage_coeff'.*env_runner: batched.*'classic'"):
         PPOSettings.from_dict({"win_advantage_coeff": 1.0}).check_resources(ResourceSettings(env_runner="classic"))
     league = LeagueSettings.from_dict({"enabled": True, "past_fraction": 0.5})

@@ -189,3 +189,35 @@ def test_a_run_keeps_its_starting_policy_through_the_warmup(ray_session, no_home
         assert algo.train()["value_warmup"] == {"critic_only": 0.0, "actor_lr_factor": 1.0}
     finally:
         algo.stop()
+
+
+def test_the_win_heads_step_is_its_factor_times_adams():
+    """ppo.win_head_lr_factor k: the win head's parameters move k times the step Adam took, the others as Adam
+    stepped (policies/learning/win_head_step.py)."""
+    from policies.learning.win_head_step import WinHeadStep
+
+    class WithWinHead(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body, self.win_head = torch.nn.Linear(3, 4), torch.nn.Linear(4, 1)
+
+    steps = {}
+    for factor in (1.0, 4.0):
+        torch.manual_seed(0)
+        module = WithWinHead()
+        optimizer = torch.optim.Adam(module.parameters(), lr=0.01)
+        WinHeadStep(module, factor).attach(optimizer)
+        before = {k: v.clone() for k, v in module.state_dict().items()}
+        for _ in range(2):  # two steps: the moments carry Adam's own steps, not the scaled ones
+            optimizer.zero_grad()
+            module.win_head(module.body(torch.ones(2, 3))).sum().backward()
+            optimizer.step()
+        steps[factor] = {k: module.state_dict()[k] - v for k, v in before.items()}
+    for k, step in steps[4.0].items():
+        expected = steps[1.0][k] * (4.0 if k.startswith(WIN_HEAD) else 1.0)
+        if k.startswith(WIN_HEAD):
+            torch.testing.assert_close(step, expected, rtol=1e-4, atol=1e-7)
+        else:  # the body's gradients read the moved head at the second step
+            assert step.abs().max() > 0
+    with pytest.raises(ValueError, match="must be > 0"):
+        WinHeadStep(WithWinHead(), 0.0)

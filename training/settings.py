@@ -87,7 +87,7 @@ ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
 # the ppo keys the learner reads from its settings, which a sweep can therefore vary per trial (the others are
 # RLlib's own training settings)
 LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "adam_beta1", "adam_beta2",
-                    "win_advantage_coeff")
+                    "win_advantage_coeff", "win_head_lr_factor")
 ENV_RUNNERS = ("batched", "classic")  # training/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
 # timestamp: a wall-clock deadline (Unix seconds; Tune's time_total_s counts only the iterations' own time, not the
@@ -216,6 +216,10 @@ class PPOSettings(_Section):
     # limit), undiscounted. Not in Five (0: off); issue 29's credit for the finish beyond GAE's horizon. Needs the
     # batched env runner, which records the head's prediction at every step
     win_advantage_coeff: float = 0.0
+    # the win-probability head's learning rate as a multiple of the scheduled one (policies/learning/win_head_step.py;
+    # 1: Five's single rate). Its label reaches back one chunk per update, and at lr 1e-4 the head stayed near a
+    # constant for a whole top-rung stage
+    win_head_lr_factor: float = 1.0
     # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
     # parameter head's counted where the sampled primary reads it (policies/model/action_distribution.py): its
     # gradient also moves the primary toward the primaries that read more parameters (a move's offsets add up to
@@ -266,6 +270,9 @@ class PPOSettings(_Section):
                 _bad(f"{key}.{k}", f"must be >= {1 if k == 'diagnostics_steps' else 0}, got {ppo[k]}")
         if ppo["clip_param"] <= 0:
             _bad(f"{key}.clip_param", f"must be > 0, got {ppo['clip_param']}")
+        if not ppo["win_head_lr_factor"] > 0:
+            _bad(f"{key}.win_head_lr_factor", f"must be > 0 (1: the scheduled learning rate), got "
+                                              f"{ppo['win_head_lr_factor']}")
         if ppo["win_advantage_coeff"] < 0:
             _bad(f"{key}.win_advantage_coeff", f"must be >= 0 (0: off), got {ppo['win_advantage_coeff']}")
         c = ppo["dual_clip"]

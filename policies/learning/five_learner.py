@@ -59,6 +59,7 @@ from policies.learning.advantages import WIN_ADVANTAGE, RunnerValueGAE
 from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, label_action, teacher_nll
 from policies.learning.learner_threads import ThreadChooser
 from policies.learning.value_warmup import ValueWarmup, WarmupPhase, scale_value_head
+from policies.learning.win_head_step import WinHeadStep
 from policies.learning.zero_padding import FastTimeDimZeroPad
 from policies.learning import update_diagnostics as diag
 from policies.learning.win_label import WIN_LABEL
@@ -391,10 +392,14 @@ class FivePPOLearner(PPOTorchLearner):
 
     # ---- the value warm-up (policies/learning/value_warmup.py; init.value_warmup_iterations) ----------------------
     def _setup_value_warmup(self):
-        """The warm-up's hold on "main": its value head and the rest, and the hooks on its optimizer's steps."""
+        """The warm-up's hold on "main": its critics and the rest, and the hooks on its optimizer's steps; and the win
+        head's step scaled by ppo.win_head_lr_factor (policies/learning/win_head_step.py)."""
         self._value_warmup = ValueWarmup(self.module[MAIN].unwrapped())
+        win_step = WinHeadStep(self.module[MAIN].unwrapped(),
+                               run_settings_dict(self.config)["ppo"]["win_head_lr_factor"])
         for _, optimizer in self.get_optimizers_for_module(MAIN):
             self._value_warmup.attach(optimizer)
+            win_step.attach(optimizer)
 
     def set_value_warmup(self, critic_only: bool, actor_lr_factor: float, value_lr: float | None = None):
         """The phase of the coming updates (callbacks/value_warmup.py sets it before every iteration): with

@@ -34,9 +34,12 @@ from dataclasses import dataclass
 
 import torch
 
+from policies.learning.win_head_step import WIN_HEAD
+
 VALUE_HEAD = "value_head"  # the value head's submodule in FiveRLModule (policies/model/five_module.py)
-WIN_HEAD = "win_head"  # the win-probability head's (Five app. D): a prediction, read by no action
-CRITIC_HEADS = (VALUE_HEAD, WIN_HEAD)  # what a critic-only update trains (those of them the module has)
+# what a critic-only update trains (those of them the module has): the heads no action reads, the value head and the
+# win-probability head (Five app. D)
+CRITIC_HEADS = (VALUE_HEAD, WIN_HEAD)
 
 
 def value_head_parameters(module: torch.nn.Module, value_head: str = VALUE_HEAD) -> list:

@@ -96,20 +96,22 @@ def test_gae_takes_the_runners_values_and_falls_back_to_a_forward_pass_without_t
 
 def test_the_outcome_term_adds_the_win_probabilitys_difference_to_the_chunks_end(ray_session):
     """ppo.win_advantage_coeff c: the advantages are GAE's (standardized) plus c * (label - p_t), p_t the win
-    probability the runner recorded at step t and the label the win head's: 0.5 for a game cut by the time limit,
+    probability the runner recorded at step t and the label the win head's: 0.5 for a game cut by the time limit
+    (opponents.time_limit_outcome "draw"),
     the last prediction for a chunk cut mid-game (its last real step adds 0)."""
     from policies.learning.advantages import WIN_ADVANTAGE
     from policies.learning.win_label import DRAW_LABEL, WIN_LABEL
     from policies.model.five_module import WIN_PROB
 
-    runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2))
+    draw = {"opponents__time_limit_outcome": "draw"}  # a capped game's label: 0.5
+    runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2, **draw))
     runner.sample(num_timesteps=30, explore=True)
     episodes = runner.sample(num_timesteps=60, explore=True)
     assert any(e.is_done for e in episodes) and any(not e.is_done for e in episodes)
     plain = connector_batch(learner, episodes)
     assert WIN_ADVANTAGE not in plain
     runner2, learner2 = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2,
-                                                      ppo__win_advantage_coeff=2.5))
+                                                      ppo__win_advantage_coeff=2.5, **draw))
     learner2.module.set_state(learner.module.get_state())
     got = connector_batch(learner2, episodes)
     win, label = real_steps(got, WIN_ADVANTAGE), real_steps(got, WIN_LABEL)

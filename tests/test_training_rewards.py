@@ -193,6 +193,30 @@ def test_segment_label(agent, terminated, truncated, winner, pred, expected):
     assert DRAW_LABEL == 0.5
 
 
+@pytest.mark.parametrize("agent,objective,rule,expected", [
+    # the run decides capped games by the objective: buildings, then hero kills, as the league and the curriculum do
+    ("radiant_0", {"radiant": {"buildings": 3, "kills": 1}, "dire": {"buildings": 1, "kills": 5}}, "objective", 1.0),
+    ("dire_2", {"radiant": {"buildings": 3, "kills": 1}, "dire": {"buildings": 1, "kills": 5}}, "objective", 0.0),
+    ("dire_0", {"radiant": {"buildings": 2, "kills": 1}, "dire": {"buildings": 2, "kills": 5}}, "objective", 1.0),
+    ("radiant_0", {"radiant": {"buildings": 2, "kills": 4}, "dire": {"buildings": 2, "kills": 4}}, "objective", 0.5),
+    ("radiant_0", None, "objective", 0.5),  # no objective recorded
+    # the other rules: a capped game stays a draw (the raw returns of "points" are not the game's outcome)
+    ("radiant_0", {"radiant": {"buildings": 3, "kills": 1}, "dire": {"buildings": 1, "kills": 5}}, "draw", 0.5),
+    ("radiant_0", {"radiant": {"buildings": 3, "kills": 1}, "dire": {"buildings": 1, "kills": 5}}, "points", 0.5),
+])
+def test_a_capped_games_label_follows_the_runs_rule(agent, objective, rule, expected):
+    assert segment_label(agent, False, True, "none", 0.3, objective, rule) == expected
+    # an outright result and a chunk that does not end the game are the same under every rule
+    assert segment_label(agent, True, False, "radiant", 0.3, objective, rule) == float(agent.startswith("radiant"))
+    assert segment_label(agent, False, False, None, 0.3, objective, rule) == pytest.approx(0.3)
+
+
+def test_the_label_connector_refuses_an_unknown_rule():
+    from policies.learning.win_label import AddWinLabel
+    with pytest.raises(ValueError, match=r"time_limit_outcome must be one of \['draw', 'points', 'objective'\]"):
+        AddWinLabel(time_limit_outcome="score")
+
+
 class MaskedStubEnv(StubEnv):
     """StubEnv whose observations carry action masks: Radiant can act, Dire (dead) has only the no-op."""
 

@@ -117,7 +117,8 @@ def build_algo_config(cfg: RunSettings, callbacks: list):
             entropy_coeff=initial["entropy_coeff"], use_kl_loss=ppo.use_kl_loss, grad_clip=ppo.grad_clip)
         .learners(
             num_gpus_per_learner=res.num_gpus_per_learner,
-            learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(),
+            learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(
+                time_limit_outcome=cfg.opponents.time_limit_outcome),
             learner_config_dict={SETTINGS_KEY: travelling_settings(cfg)})
         .callbacks(list(callbacks))
         .debugging(seed=cfg.seed)

@@ -18,10 +18,11 @@ ids.
 With ``win_coeff`` > 0 the advantages get an outcome term beside GAE's (``ppo.win_advantage_coeff``,
 training/settings.py): ``win_coeff * (label - p_t)``, where p_t is the win probability the module predicted at step t
 while acting (the auxiliary head, Five app. D) and the label is that head's (policies/learning/win_label.py): 1 or 0
-in a chunk that ends the game won or lost outright, 0.5 in one cut by the time limit, otherwise the prediction at the
-chunk's end. It is the temporal difference of the win probability over the rest of the chunk, undiscounted: credit for
-the outright win that reaches past GAE's horizon (``schedules.gae_horizon_s``), at the scale of a probability, added
-after GAE's advantages are standardized. The term of each real step is kept in the batch (``WIN_ADVANTAGE``).
+in a chunk that ends the game won or lost outright, at the time limit by the run's rule for capped games (0.5 under
+"draw"), otherwise the prediction at the chunk's end. It is the temporal difference of the win probability over the
+rest of the chunk, undiscounted: credit for the win that reaches past GAE's horizon (``schedules.gae_horizon_s``), at
+the scale of a probability, added after GAE's advantages are standardized. The term of each real step is kept in the
+batch (``WIN_ADVANTAGE``).
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from ray.rllib.utils.numpy import convert_to_numpy
 from ray.rllib.utils.postprocessing.value_predictions import compute_value_targets
 from ray.rllib.utils.postprocessing.zero_padding import split_and_zero_pad_n_episodes, unpad_data_if_necessary
 
+from policies.league.ratings import LIMIT_DRAW
 from policies.learning.win_label import episode_label, episode_win_predictions
 
 BOOTSTRAP_VALUE = "bootstrap_value"  # episode.custom_data key: V(observation after the chunk's last step)
@@ -51,13 +53,14 @@ def runner_values(episode) -> np.ndarray | None:
     return np.append(steps, np.float32(episode.custom_data[BOOTSTRAP_VALUE]))
 
 
-def win_advantages(episode) -> np.ndarray:
-    """label - p_t for every step of an episode chunk (the module docstring); the steps' predictions must be there."""
+def win_advantages(episode, time_limit_outcome: str) -> np.ndarray:
+    """label - p_t for every step of an episode chunk (the module docstring; capped games decided by
+    `time_limit_outcome`, as the label is); the steps' predictions must be there."""
     preds = episode_win_predictions(episode)
     if len(preds) != len(episode):
         raise ValueError(f"ppo.win_advantage_coeff needs the win probability of every step of an episode chunk; a "
                          f"chunk of {len(episode)} steps has {len(preds)} (an env runner that does not record them)")
-    return np.float32(episode_label(episode, preds)) - preds
+    return np.float32(episode_label(episode, preds, time_limit_outcome)) - preds
 
 
 def batch_key(episode) -> tuple:
@@ -83,9 +86,10 @@ class RunnerValueGAE(GeneralAdvantageEstimation):
     """RLlib's GAE connector, on the env runners' values when every episode carries them; a batch with two chunks
     under one batch key is refused, and ``win_coeff`` > 0 adds the outcome term (module docstring)."""
 
-    def __init__(self, *args, win_coeff: float = 0.0, **kwargs):
+    def __init__(self, *args, win_coeff: float = 0.0, time_limit_outcome: str = LIMIT_DRAW, **kwargs):
         super().__init__(*args, **kwargs)
         self.win_coeff = float(win_coeff)
+        self.time_limit_outcome = time_limit_outcome
 
     @override(GeneralAdvantageEstimation)
     def __call__(self, *, rl_module, episodes, batch, **kwargs):
@@ -112,7 +116,7 @@ class RunnerValueGAE(GeneralAdvantageEstimation):
             advantages = (advantages - advantages.mean()) / max(ADVANTAGE_STD_FLOOR, advantages.std())
             columns = [(Postprocessing.ADVANTAGES, advantages), (Postprocessing.VALUE_TARGETS, targets)]
             if self.win_coeff > 0:
-                win = np.concatenate([win_advantages(sa_episodes[i]) for i in mine])
+                win = np.concatenate([win_advantages(sa_episodes[i], self.time_limit_outcome) for i in mine])
                 advantages += self.win_coeff * win
                 columns.append((WIN_ADVANTAGE, win))
             module = rl_module[module_id]

@@ -161,9 +161,10 @@ class FivePPOLearner(PPOTorchLearner):
         if pipeline is not None:
             for i, c in enumerate(pipeline.connectors):
                 if type(c) is GeneralAdvantageEstimation:  # GAE on the env runners' values (PPO appended it last)
+                    settings = run_settings_dict(self.config)
                     pipeline.connectors[i] = RunnerValueGAE(
-                        gamma=c.gamma, lambda_=c.lambda_,
-                        win_coeff=run_settings_dict(self.config)["ppo"]["win_advantage_coeff"])
+                        gamma=c.gamma, lambda_=c.lambda_, win_coeff=settings["ppo"]["win_advantage_coeff"],
+                        time_limit_outcome=settings["opponents"]["time_limit_outcome"])
                 elif type(c) is AddTimeDimToBatchAndZeroPad:  # the same rows, cut by numpy
                     pipeline.connectors[i] = FastTimeDimZeroPad(input_observation_space=c.input_observation_space,
                                                                 input_action_space=c.input_action_space,

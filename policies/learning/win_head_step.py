@@ -5,7 +5,8 @@ a game's end (policies/learning/win_label.py). At the policy's learning rate (1e
 moves at most ~1e-4 an Adam step, and after ~1,100 steps the shipped 1v1 agent's head was still at a weight norm of
 0.08-0.23, predicting about 0.53 everywhere (docs/results.md, "the win head's outcome term"). With a factor k its
 parameters take k times their Adam step (Adam's step is linear in its learning rate), with one optimizer and its
-checkpoint layout unchanged, as the value warm-up scales the actor's (policies/learning/value_warmup.py).
+checkpoint layout unchanged, as the value warm-up scales the actor's (policies/learning/value_warmup.py); in a
+critic-only warm-up iteration that is k times ``init.value_warmup_lr``.
 """
 from __future__ import annotations
 

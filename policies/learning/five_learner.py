@@ -157,11 +157,11 @@ class FivePPOLearner(PPOTorchLearner):
         self.start_stages_state = None  # the start stages' stage (callbacks/opponents.py), saved with the learner
         self.reward_scale_state = None  # the run's return statistics (callbacks/reward_scale.py), saved likewise
         self._setup_value_warmup()
+        settings = run_settings_dict(self.config)
         pipeline = self._learner_connector
         if pipeline is not None:
             for i, c in enumerate(pipeline.connectors):
                 if type(c) is GeneralAdvantageEstimation:  # GAE on the env runners' values (PPO appended it last)
-                    settings = run_settings_dict(self.config)
                     pipeline.connectors[i] = RunnerValueGAE(
                         gamma=c.gamma, lambda_=c.lambda_, win_coeff=settings["ppo"]["win_advantage_coeff"],
                         time_limit_outcome=settings["opponents"]["time_limit_outcome"])
@@ -171,7 +171,6 @@ class FivePPOLearner(PPOTorchLearner):
                                                                 as_learner_connector=c._as_learner_connector)
         self._kickstart_coeff = 0.0  # set by the kickstart_coeff schedule
         self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
-        settings = run_settings_dict(self.config)
         # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
         self._teacher_agent = agent_teacher(settings["init"]["teacher"])
         teacher = None if self._teacher_agent else settings["init"]["teacher"]

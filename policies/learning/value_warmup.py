@@ -34,12 +34,33 @@ from dataclasses import dataclass
 
 import torch
 
-from policies.learning.win_head_step import WIN_HEAD
-
 VALUE_HEAD = "value_head"  # the value head's submodule in FiveRLModule (policies/model/five_module.py)
+WIN_HEAD = "win_head"  # the win-probability head's (Five app. D)
 # what a critic-only update trains (those of them the module has): the heads no action reads, the value head and the
 # win-probability head (Five app. D)
 CRITIC_HEADS = (VALUE_HEAD, WIN_HEAD)
+
+
+class StepScale:
+    """An optimizer step of `params` scaled by a factor after the optimizer took it: Adam's step is linear in its
+    learning rate, so this is their learning rate scaled, with one optimizer and its checkpoint layout unchanged.
+    ``remember`` before the step, ``scale`` after it."""
+
+    def __init__(self, params: list):
+        self.params = params
+        self._before = None
+
+    def remember(self):
+        self._before = [p.detach().clone() for p in self.params]
+
+    def scale(self, factor: float):
+        """Moves each parameter to before + factor * (after - before); nothing without a remembered step."""
+        if self._before is None:
+            return
+        with torch.no_grad():
+            for p, before in zip(self.params, self._before):
+                p.lerp_(before, 1.0 - factor)
+        self._before = None
 
 
 def value_head_parameters(module: torch.nn.Module, value_head: str = VALUE_HEAD) -> list:
@@ -98,7 +119,7 @@ class ValueWarmup:
         self.actor_params = [p for n, p in module.named_parameters() if n.split(".")[0] not in heads]
         self._actor_ids = {id(p) for p in self.actor_params}
         self.phase = WarmupPhase()
-        self._before = None  # the actor's parameters before an optimizer step with a scaled learning rate
+        self._actor_step = StepScale(self.actor_params)  # the actor's step at a learning-rate factor below 1
         self._scheduled_lrs = None  # the optimizer's learning rates, while a critic-only step runs at value_lr
 
     def attach(self, optimizer: torch.optim.Optimizer):
@@ -135,17 +156,11 @@ class ValueWarmup:
                 for g in optimizer.param_groups:
                     g["lr"] = self.phase.value_lr
         elif self.phase.actor_lr_factor < 1.0:
-            self._before = [p.detach().clone() for p in self.actor_params]
+            self._actor_step.remember()
 
     def _after_step(self, optimizer, args, kwargs):
         if self._scheduled_lrs is not None:
             for g, lr in zip(optimizer.param_groups, self._scheduled_lrs):
                 g["lr"] = lr
             self._scheduled_lrs = None
-        if self._before is None:
-            return
-        f = self.phase.actor_lr_factor
-        with torch.no_grad():
-            for p, before in zip(self.actor_params, self._before):
-                p.lerp_(before, 1.0 - f)  # before + f * (after - before)
-        self._before = None
+        self._actor_step.scale(self.phase.actor_lr_factor)

@@ -4,15 +4,14 @@ The head (Five app. D) is one linear layer on the LSTM's output, and its label r
 a game's end (policies/learning/win_label.py). At the policy's learning rate (1e-4 in the top-rung configs) a weight
 moves at most ~1e-4 an Adam step, and after ~1,100 steps the shipped 1v1 agent's head was still at a weight norm of
 0.08-0.23, predicting about 0.53 everywhere (docs/results.md, "the win head's outcome term"). With a factor k its
-parameters take k times their Adam step (Adam's step is linear in its learning rate), with one optimizer and its
-checkpoint layout unchanged, as the value warm-up scales the actor's (policies/learning/value_warmup.py); in a
-critic-only warm-up iteration that is k times ``init.value_warmup_lr``.
+parameters take k times their Adam step (``StepScale``, as the value warm-up scales the actor's:
+policies/learning/value_warmup.py); in a critic-only warm-up iteration that is k times ``init.value_warmup_lr``.
 """
 from __future__ import annotations
 
 import torch
 
-WIN_HEAD = "win_head"  # the win-probability head's submodule in FiveRLModule (policies/model/five_module.py)
+from policies.learning.value_warmup import WIN_HEAD, StepScale
 
 
 class WinHeadStep:
@@ -22,19 +21,9 @@ class WinHeadStep:
         if not factor > 0:
             raise ValueError(f"the win head's learning-rate factor must be > 0, got {factor}")
         self.factor = float(factor)
-        self.params = [p for n, p in module.named_parameters() if n.split(".")[0] == WIN_HEAD]
-        self._before = None
+        self._step = StepScale([p for n, p in module.named_parameters() if n.split(".")[0] == WIN_HEAD])
 
     def attach(self, optimizer: torch.optim.Optimizer):
-        if self.factor != 1.0 and self.params:
-            optimizer.register_step_pre_hook(self._before_step)
-            optimizer.register_step_post_hook(self._after_step)
-
-    def _before_step(self, optimizer, args, kwargs):
-        self._before = [p.detach().clone() for p in self.params]
-
-    def _after_step(self, optimizer, args, kwargs):
-        with torch.no_grad():
-            for p, before in zip(self.params, self._before):
-                p.add_(p - before, alpha=self.factor - 1.0)  # before + factor * (the step Adam took)
-        self._before = None
+        if self.factor != 1.0 and self._step.params:
+            optimizer.register_step_pre_hook(lambda *_: self._step.remember())
+            optimizer.register_step_post_hook(lambda *_: self._step.scale(self.factor))

@@ -94,6 +94,7 @@ def build_algo_config(cfg: RunSettings, callbacks: list):
     from training.league_play import league_mapping_fn
     from policies.learning.five_learner import FivePPOLearner
     from policies.model.module_ids import MAIN, slot_module_ids
+    from policies.learning.self_imitation import AddSelfImitationReturn
     from policies.learning.win_label import AddWinLabel
 
     ppo, res = cfg.ppo, cfg.resources
@@ -117,8 +118,9 @@ def build_algo_config(cfg: RunSettings, callbacks: list):
             entropy_coeff=initial["entropy_coeff"], use_kl_loss=ppo.use_kl_loss, grad_clip=ppo.grad_clip)
         .learners(
             num_gpus_per_learner=res.num_gpus_per_learner,
-            learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: AddWinLabel(
-                time_limit_outcome=cfg.opponents.time_limit_outcome),
+            learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: [AddWinLabel(
+                time_limit_outcome=cfg.opponents.time_limit_outcome)] + ([AddSelfImitationReturn(
+                    gamma=initial["gamma"])] if ppo.self_imitation_coeff > 0 else []),
             learner_config_dict={SETTINGS_KEY: travelling_settings(cfg)})
         .callbacks(list(callbacks))
         .debugging(seed=cfg.seed)

@@ -29,7 +29,9 @@ METRICS_CSV = "metrics.csv"
 # (ppo.target_kl: the minibatches applied, whether the KL stopped the update) and the update's diagnostics
 # (policies/learning/update_diagnostics.py: each loss term's gradient norm and the gradient-noise cosine, every
 # ppo.diagnostics_every updates; the mean advantage of each primary action; the teacher's agreement per head; the
-# outcome term of ppo.win_advantage_coeff, its mean and spread before the coefficient, policies/learning/advantages.py)
+# outcome term of ppo.win_advantage_coeff, its mean and spread before the coefficient, policies/learning/advantages.py;
+# self-imitation's buffer, the won steps the update added to it, and on its replayed steps the share whose return
+# passed the value and the mean (R - V)+, policies/learning/self_imitation.py)
 UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribution.HEADS},
                   "approx_kl": "approx_kl", "clip_fraction": "clip_fraction", "vf_explained_var": "vf_explained_var",
                   "grad_norm": "gradients_default_optimizer_global_norm",
@@ -39,7 +41,9 @@ UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribut
                   "gradient_noise_cosine": "gradient_noise_cosine",
                   **{f"{diag.ADVANTAGE_PREFIX}{a}": f"{diag.ADVANTAGE_PREFIX}{a}" for a in PRIMARY_NAMES},
                   **{f"{diag.AGREEMENT_PREFIX}{h}": f"{diag.AGREEMENT_PREFIX}{h}" for h in diag.AGREEMENT_HEADS},
-                  "win_advantage_mean": "win_advantage_mean", "win_advantage_std": "win_advantage_std"}
+                  "win_advantage_mean": "win_advantage_mean", "win_advantage_std": "win_advantage_std",
+                  **{f"self_imitation_{k}": f"self_imitation_{k}"
+                     for k in ("buffer_steps", "added_steps", "positive", "advantage")}}
 SIGNAL_RATE_PREFIX = "per_min_"  # metrics.csv: reward per hero and game minute from each signal of Table 6
 PROGRESS_COLUMNS = ("iteration", "timestamp", "time_s", "env_steps", "agent_steps", "env_steps_per_s",
                     "agent_steps_per_s",

@@ -47,6 +47,7 @@ from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCO
 from policies.league.references import references_outcome_rule
 from policies.league.start_stages import START_STAGES_PROMOTE_AT, START_STAGES_WINDOW
 from policies.learning.five_learner import AUX_WIN_COEFF, SETTINGS_KEY, TARGET_KL
+from policies.learning.self_imitation import SIL_VALUE_COEFF
 from policies.model.five_module import FiveModelConfig
 from training.schedules import ENV_GAME_SCHEDULED, SCHEDULED, Schedule, schedule_values
 
@@ -220,6 +221,15 @@ class PPOSettings(_Section):
     # 1: Five's single rate). Its label reaches back one chunk per update, and at lr 1e-4 the head stayed near a
     # constant for a whole top-rung stage
     win_head_lr_factor: float = 1.0
+    # self-imitation of the games "main" won outright (Oh et al., ICML 2018; policies/learning/self_imitation.py): each
+    # minibatch adds coeff x -log pi(a|s) (R - V)+ over self_imitation_steps real steps drawn from a buffer of the last
+    # self_imitation_buffer_steps real steps of won games' last chunks, and value_coeff x 0.5 ((R - V)+)^2 (the paper:
+    # 1 and 0.01). Not in Five (0: off); issue 29's lever on a finish the policy makes in some games and not others.
+    # Not sweepable in one Tune run (the learner connector that marks won games is built only when coeff > 0)
+    self_imitation_coeff: float = 0.0
+    self_imitation_value_coeff: float = SIL_VALUE_COEFF
+    self_imitation_buffer_steps: int = 32000
+    self_imitation_steps: int = 1024
     # what the entropy bonus (schedules.entropy_coeff) rewards. "action": the entropy of the whole action, each
     # parameter head's counted where the sampled primary reads it (policies/model/action_distribution.py): its
     # gradient also moves the primary toward the primaries that read more parameters (a move's offsets add up to
@@ -273,6 +283,12 @@ class PPOSettings(_Section):
         if not ppo["win_head_lr_factor"] > 0:
             _bad(f"{key}.win_head_lr_factor", f"must be > 0 (1: the scheduled learning rate), got "
                                               f"{ppo['win_head_lr_factor']}")
+        for k in ("self_imitation_coeff", "self_imitation_value_coeff"):
+            if ppo[k] < 0:
+                _bad(f"{key}.{k}", f"must be >= 0 (0: off), got {ppo[k]}")
+        for k in ("self_imitation_buffer_steps", "self_imitation_steps"):
+            if isinstance(ppo[k], bool) or not isinstance(ppo[k], int) or ppo[k] < 1:
+                _bad(f"{key}.{k}", f"must be an integer >= 1 (real steps), got {ppo[k]!r}")
         if ppo["win_advantage_coeff"] < 0:
             _bad(f"{key}.win_advantage_coeff", f"must be >= 0 (0: off), got {ppo['win_advantage_coeff']}")
         c = ppo["dual_clip"]

@@ -7,6 +7,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - the auxiliary win-probability head (Five app. D), trained with a small weight on the label of eq. 10;
 - the kickstart loss (Schmitt et al. 2018) towards a teacher module or agent (policies/learning/kickstart.py),
   weighted by the kickstart_coeff schedule;
+- self-imitation (Oh et al. 2018; ``ppo.self_imitation_coeff`` > 0, policies/learning/self_imitation.py): the last
+  chunks of the games "main" won outright, kept in a buffer and trained on again where their return passed the value;
 - the running observation statistics of the module merge every observation of an update's episodes once, after its
   gradient steps (app. E), so that all minibatches of an update normalize as the env runners did when they acted;
 - GAE uses the values the env runners computed while acting when they recorded them (policies/learning/advantages.py),
@@ -56,6 +58,8 @@ from ray.rllib.utils.torch_utils import explained_variance
 
 from moba.env.actions import PRIMARY_NAMES
 from policies.learning.advantages import WIN_ADVANTAGE, RunnerValueGAE
+from policies.learning.self_imitation import (SIL_RETURN, SIL_STEP, AddSelfImitationReturn, SelfImitationBuffer,
+                                              self_imitation_loss)
 from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, label_action, teacher_nll
 from policies.learning.learner_threads import ThreadChooser
 from policies.learning.value_warmup import ValueWarmup, WarmupPhase, scale_value_head
@@ -78,7 +82,7 @@ AUX_WIN_COEFF = 0.01  # app. D: win probability "passes gradients ... with a ver
 # 1.5 x 0.01; Stable-Baselines3 at 1.5 x target_kl). Not in Five (sec. 4.4: large batches reused ~once need no stop)
 TARGET_KL = 0.02
 # the loss's terms, in the order they are added (compute_loss_for_module); metrics grad_norm_<term>
-LOSS_TERMS = ("policy", "value", "entropy", "kl_penalty", "kickstart", "win_probability")
+LOSS_TERMS = ("policy", "value", "entropy", "kl_penalty", "kickstart", "win_probability", "self_imitation")
 
 
 # glibc's malloc: blocks above the mmap threshold go back to the OS when freed, so each minibatch would page-fault its
@@ -189,6 +193,10 @@ class FivePPOLearner(PPOTorchLearner):
         if self._device.type == "cpu":
             keep_freed_memory()
         self._updates = 0  # updates started (the diagnostics run every ppo.diagnostics_every of them)
+        ppo = settings["ppo"]
+        # self-imitation's buffer of won games' last chunks (None: off)
+        self._sil = SelfImitationBuffer(ppo["self_imitation_buffer_steps"]) if ppo["self_imitation_coeff"] > 0 else None
+        self._sil_rng = np.random.default_rng(int(self.config.seed or 0))
         self._shuffle_first_epoch = False  # the update's shuffle_batch_per_epoch (_create_iterator_if_necessary)
         self._new_update(count=False)
 
@@ -319,6 +327,7 @@ class FivePPOLearner(PPOTorchLearner):
         over the minibatches: the runners' order interleaves the teams."""
         batch = super()._make_batch_if_necessary(training_data)
         for module_id, module_batch in batch.policy_batches.items():
+            self._keep_won_games(module_id, module_batch)
             module = self.module[module_id].unwrapped()
             by_team = getattr(module, "team_size", 1) > 1 and module_batch.get(SampleBatch.SEQ_LENS) is not None
             if by_team:
@@ -326,6 +335,18 @@ class FivePPOLearner(PPOTorchLearner):
             if len(module_batch) and (by_team or self._shuffle_first_epoch):  # teams: always whole in a minibatch
                 module_batch.shuffle()
         return batch
+
+    def _keep_won_games(self, module_id, module_batch):
+        """Self-imitation: the won games' sequences of "main"'s batch into the buffer; the columns that mark them
+        leave the batch (PPO's minibatches do not read them)."""
+        if SIL_STEP not in module_batch:
+            return
+        if module_id == MAIN and self._sil is not None:
+            added = self._sil.add(module_batch)
+            self.metrics.log_dict({"self_imitation_added_steps": added, "self_imitation_buffer_steps": self._sil.steps},
+                                  key=MAIN, window=1)
+        for key in (SIL_STEP, SIL_RETURN):
+            del module_batch[key]
 
     @override(PPOTorchLearner)
     def _update(self, batch):
@@ -413,6 +434,8 @@ class FivePPOLearner(PPOTorchLearner):
         """Multiplies "main"'s value head by `ratio` (the old reward std over the new one: callbacks/reward_scale.py),
         so that its predictions are in the new scale."""
         scale_value_head(self.module[MAIN].unwrapped(), ratio)
+        if self._sil is not None:
+            self._sil.scale_returns(ratio)
 
     @override(PPOTorchLearner)
     def postprocess_gradients(self, gradients_dict):
@@ -433,7 +456,7 @@ class FivePPOLearner(PPOTorchLearner):
             self._entropy_coeff = float(values["entropy_coeff"])
         if "gamma" in values:
             for c in self._learner_connector.connectors:
-                if isinstance(c, GeneralAdvantageEstimation):
+                if isinstance(c, (GeneralAdvantageEstimation, AddSelfImitationReturn)):
                     c.gamma = float(values["gamma"])
         if "kickstart_coeff" in values:
             self._kickstart_coeff = float(values["kickstart_coeff"])
@@ -483,8 +506,23 @@ class FivePPOLearner(PPOTorchLearner):
                  "entropy": -entropy_coeff * steps.mean(entropy),
                  "kl_penalty": self._kl_penalty(module_id, config, batch, dist, module, steps),
                  "kickstart": self._kickstart_loss(module_id, batch, dist, module, steps),
-                 "win_probability": self._win_probability_loss(module_id, config, batch, fwd_out, steps)}
+                 "win_probability": self._win_probability_loss(module_id, config, batch, fwd_out, steps),
+                 "self_imitation": self._self_imitation_loss(module_id, config, module, batch)}
         return terms, pg_loss
+
+    def _self_imitation_loss(self, module_id, config, module, batch) -> torch.Tensor:
+        """ppo.self_imitation_coeff's loss on ppo.self_imitation_steps real steps drawn from the won games' buffer
+        (policies/learning/self_imitation.py); 0 while it is off or empty."""
+        zero = torch.zeros((), device=batch[Columns.ACTION_LOGP].device)
+        replay = None if self._sil is None or module_id != MAIN else self._sil.sample(
+            run_settings_dict(config)["ppo"]["self_imitation_steps"], self._sil_rng)
+        if replay is None:
+            return zero
+        ppo = run_settings_dict(config)["ppo"]
+        loss, figures = self_imitation_loss(module, replay, ppo["self_imitation_coeff"],
+                                            ppo["self_imitation_value_coeff"])
+        self.metrics.log_dict({f"self_imitation_{k}": v for k, v in figures.items()}, key=module_id, window=1)
+        return loss
 
     def _log_diagnostics(self, module_id, config, batch, module, steps: RealSteps, max_steps: int):
         """policies/learning/update_diagnostics.py's gradient figures on the first sequences of the update's first

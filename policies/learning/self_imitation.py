@@ -13,8 +13,8 @@ by priority (R - V)+, here uniformly over stored sequences.
 
 - ``AddSelfImitationReturn`` (a learner connector): for an episode chunk that ends the game with "main"'s side the
   winner (terminated, not cut by the time limit), the return of each step (``SIL_RETURN``) and 1 in ``SIL_STEP``; 0 in
-  both for every other chunk. The chunk is the game's last sample: up to ``ppo.train_batch_size`` over the games of a
-  runner of steps before the win (about a minute of a 1,200 s 1v1 game at the top rung's settings), the finish.
+  both for every other chunk. The chunk is the game's last sample, its steps since the env runner's previous one
+  (about a minute of a 1,200 s 1v1 game at the top rung's settings): the finish.
 - ``SelfImitationBuffer``: the zero-padded sequences (observation, LSTM state at the sequence's start, action, loss
   mask, return) of those chunks, first in first out, up to a number of real steps. The learner fills it from each
   update's batch (the columns are then removed from the batch: PPO's minibatches do not read them) and draws
@@ -105,7 +105,6 @@ class SelfImitationBuffer:
         self.capacity = int(capacity)
         self._chunks = collections.deque()  # (columns of some sequences, their real steps)
         self.steps = 0  # real steps held
-        self.games_added = 0  # won chunks' sequence blocks added (one per update that had won games)
 
     def add(self, batch) -> int:
         """Keeps the sequences of `batch` (a zero-padded module batch with ``SIL_STEP``) that hold a won game's steps;
@@ -120,7 +119,6 @@ class SelfImitationBuffer:
         steps = int(rows[Columns.LOSS_MASK].sum())
         self._chunks.append((rows, steps))
         self.steps += steps
-        self.games_added += 1
         while self.steps > self.capacity and len(self._chunks) > 1:
             _, dropped = self._chunks.popleft()
             self.steps -= dropped

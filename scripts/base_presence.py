@@ -3,7 +3,8 @@
 within --near units of the enemy's ancient (the crystal in 1v1) and within twice that; the health the enemy's ancient
 lost, and the share of it lost while the hero was not there (alive within --near: the rest is the creeps'); the mean
 number of the agent's creeps alive within --near of it; the enemy hero's death windows (the stretches of records in
-which it is dead: the time a kill gives the agent to push) with where the agent's hero was and what it took in them;
+which it is dead: the time a kill gives the agent to push) with where the agent's hero was and what it took in them,
+and how often it walked in after a kill with its creeps at the ancient and without;
 with the agent's side and the game's winner. Then the means by side (the health lost and the windows: summed).
 
     python scripts/base_presence.py --agent hok_1v1_top_rung DIR_OR_REPLAY [...] [--near 800]
@@ -82,8 +83,10 @@ def kill_windows(header: dict, records: list, side: str, near: float = NEAR) -> 
     """The enemy hero's death windows over `records` (runs of records with it dead; the first enemy hero in 5v5):
     their number and summed length in seconds (from the first record to the first after, to the replay's resolution),
     the mean distance of the hero of `side` to the enemy's ancient at a window's start and its mean closest approach
-    in a window, the windows in which the side had a creep alive within `near` of the ancient (``with_creeps``), and
-    the ancient's health lost in the windows (``ancient_hp_lost``)."""
+    in a window, the windows in which the side had a creep alive within `near` of the ancient (``with_creeps``),
+    the ancient's health lost in the windows (``ancient_hp_lost``), and the hero's choice after a kill: the windows
+    that began with one of the side's creeps within 2 x `near` of the ancient (``creeps_at_kill``), and the hero's
+    reaching `near` of it alive in those (``reached_with_creeps_at_kill``) and in the others (``reached_without``)."""
     ancient, f, hero_type, creeps, team, enemy = replay_frame(header, side)
 
     def distance(u) -> float:
@@ -98,10 +101,15 @@ def kill_windows(header: dict, records: list, side: str, near: float = NEAR) -> 
         hp = row[f["hp"]] if row[f["alive"]] else 0.0
         if not foe[f["alive"]]:
             if current is None:
-                current = {"t0": r["t"], "start": distance(me), "closest": distance(me), "creeps": False, "lost": 0.0}
+                current = {"t0": r["t"], "start": distance(me), "closest": distance(me), "creeps": False, "lost": 0.0,
+                           "reached": False,
+                           "creeps_at_kill": any(u[f["type"]] in creeps and u[f["team"]] == team and u[f["alive"]]
+                                                 and distance(u) < 2 * near for u in units)}
             else:
                 current["lost"] += max(0.0, previous_hp - hp)
             current["closest"] = min(current["closest"], distance(me))
+            if me[f["alive"]]:
+                current["reached"] |= distance(me) < near
             current["creeps"] |= any(u[f["type"]] in creeps and u[f["team"]] == team and u[f["alive"]]
                                      and distance(u) < near for u in units)
         elif current is not None:
@@ -112,10 +120,14 @@ def kill_windows(header: dict, records: list, side: str, near: float = NEAR) -> 
     if current is not None:
         windows.append({**current, "seconds": records[-1]["t"] - current["t0"]})
     n = len(windows)
+    creeps_at_kill = [w for w in windows if w["creeps_at_kill"]]
     return {"windows": n, "seconds": sum(w["seconds"] for w in windows),
             "start_distance": sum(w["start"] for w in windows) / n if n else None,
             "closest": sum(w["closest"] for w in windows) / n if n else None,
-            "with_creeps": sum(w["creeps"] for w in windows), "ancient_hp_lost": sum(w["lost"] for w in windows)}
+            "with_creeps": sum(w["creeps"] for w in windows), "ancient_hp_lost": sum(w["lost"] for w in windows),
+            "creeps_at_kill": len(creeps_at_kill),
+            "reached_with_creeps_at_kill": sum(w["reached"] for w in creeps_at_kill),
+            "reached_without": sum(w["reached"] for w in windows if not w["creeps_at_kill"])}
 
 
 def replay_paths(items: list) -> list:
@@ -134,7 +146,9 @@ def summed_windows(games: list) -> dict:
     return {"windows": n, "seconds": round(sum(g["seconds"] for g in games), 1),
             "start_distance": mean("start_distance"), "closest": mean("closest"),
             "with_creeps": sum(g["with_creeps"] for g in games),
-            "ancient_hp_lost": round(sum(g["ancient_hp_lost"] for g in games), 1)}
+            "ancient_hp_lost": round(sum(g["ancient_hp_lost"] for g in games), 1),
+            **{k: sum(g[k] for g in games) for k in ("creeps_at_kill", "reached_with_creeps_at_kill",
+                                                      "reached_without")}}
 
 
 def windows_text(w: dict) -> str:
@@ -143,7 +157,9 @@ def windows_text(w: dict) -> str:
         return "the enemy hero never died"
     return (f"the enemy hero dead {w['windows']} times ({w['seconds']:.0f} s): the hero {w['start_distance']:.0f} "
             f"units from the enemy ancient at the kill, {w['closest']:.0f} at the closest on average, creeps there in "
-            f"{w['with_creeps']} of the windows, the ancient lost {w['ancient_hp_lost']:.0f} health in them")
+            f"{w['with_creeps']} of the windows, the ancient lost {w['ancient_hp_lost']:.0f} health in them; the hero "
+            f"reached it in {w['reached_with_creeps_at_kill']} of the {w['creeps_at_kill']} windows with creeps within "
+            f"twice that at the kill, in {w['reached_without']} of the {w['windows'] - w['creeps_at_kill']} without")
 
 
 def main(argv=None) -> dict:

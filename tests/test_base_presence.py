@@ -39,7 +39,9 @@ def test_presence_counts_the_records_with_the_hero_alive_beside_the_enemy_ancien
                                           "lost_without_hero": None, "creeps_near": 0.0,
                                           "kill_windows": {"windows": 0, "seconds": 0.0, "start_distance": None,
                                                            "closest": None, "with_creeps": 0,
-                                                           "ancient_hp_lost": 0.0}}}
+                                                           "ancient_hp_lost": 0.0, "creeps_at_kill": 0,
+                                                           "reached_with_creeps_at_kill": 0,
+                                                           "reached_without": 0}}}
     with pytest.raises(SystemExit):
         main([path, "--agent", "scripted_3"])  # it plays neither side: an error naming it
     assert "'scripted_3' plays neither side" in capsys.readouterr().err
@@ -92,7 +94,7 @@ def test_kill_windows_follow_the_enemy_heros_deaths_and_what_the_agent_took_in_t
         r["units"][row][f["hp"]] = 3500.0 - 100 * min(max(k - 2, 0), 4)
         x = crystal["x"] - (1000 - 100 * k if k < 6 else 2000)
         r["units"][me][f["x"]], r["units"][me][f["y"]] = x, crystal["y"]
-        if k == 3:  # one of Radiant's creeps beside the crystal in the first window
+        if k in (2, 3):  # one of Radiant's creeps beside the crystal in the first window, from its kill on
             creep = list(r["units"][me])
             creep[f["id"]], creep[f["type"]], creep[f["hero"]], creep[f["alive"]] = 99999, 1, -1, 1
             creep[f["x"]], creep[f["y"]] = crystal["x"], crystal["y"] - 300
@@ -104,6 +106,10 @@ def test_kill_windows_follow_the_enemy_heros_deaths_and_what_the_agent_took_in_t
     assert got["closest"] == pytest.approx((600 + 2000) / 2)
     assert got["with_creeps"] == 1
     assert got["ancient_hp_lost"] == 300.0  # lost by records 3, 4 and 5 (the record that ends the window)
+    # the first window began with the creep there and the hero came within 800 (700 units at record 3); the second
+    # began without one, and the hero stayed 2,000 units off
+    assert (got["creeps_at_kill"], got["reached_with_creeps_at_kill"], got["reached_without"]) == (1, 1, 0)
     both = summed_windows([got, got])
     assert (both["windows"], both["with_creeps"], both["ancient_hp_lost"]) == (4, 2, 600.0)
+    assert (both["creeps_at_kill"], both["reached_with_creeps_at_kill"], both["reached_without"]) == (2, 2, 0)
     assert both["closest"] == pytest.approx(got["closest"], abs=0.1)

@@ -131,12 +131,12 @@ def test_the_loss_raises_the_likelihood_of_actions_whose_return_passed_the_value
     # returns below every value: no loss, no gradient
     below = {**replay, SIL_RETURN: torch.full_like(replay[SIL_RETURN], -1e6)}
     loss, figures = self_imitation_loss(module, below, 1.0, 0.01)
-    assert float(loss) == 0.0 and figures["positive"] == 0.0
+    assert float(loss.detach()) == 0.0 and figures["positive"] == 0.0
     # returns above every value: a step on the loss makes the stored actions more likely
     above = {**replay, SIL_RETURN: torch.full_like(replay[SIL_RETURN], 5.0)}
     before = logp()
     loss, figures = self_imitation_loss(module, above, 1.0, 0.0)
-    assert figures["positive"] == 1.0 and float(loss) > 0
+    assert figures["positive"] == 1.0 and float(loss.detach()) > 0
     grads = torch.autograd.grad(loss, params, allow_unused=True)
     with torch.no_grad():
         for p, g in zip(params, grads):

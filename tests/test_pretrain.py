@@ -21,8 +21,8 @@ from moba.game.teams import TEAM_NAMES
 from policies.agents.by_name import make_agent, play_game
 from policies.league.references import agent_maker, load_module
 from policies.pretrain import cloning as bc
-from policies.pretrain.games import (STUDENT, TEACHER, GamePlan, GameWorkers, Trajectory, discounted_returns,
-                                     play_games)
+from policies.learning.advantages import discounted_returns
+from policies.pretrain.games import STUDENT, TEACHER, GamePlan, GameWorkers, Trajectory, play_games
 
 torch.set_num_threads(1)
 TIME_LIMIT_S = 4.0  # 30 agent steps a game

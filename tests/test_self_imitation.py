@@ -11,8 +11,9 @@ from ray.rllib.core.columns import Columns
 from test_five_learner import load_pinned_episodes, pinned_learner, result_value
 from test_training_e2e import tiny_smoke
 
-from policies.learning.self_imitation import (SIL_RETURN, SIL_STEP, SelfImitationBuffer, discounted_returns,
-                                              self_imitation_loss, won_outright)
+from policies.learning.advantages import discounted_returns
+from policies.learning.self_imitation import (SIL_RETURN, SIL_STEP, SelfImitationBuffer, self_imitation_loss,
+                                              won_outright)
 from policies.model.module_ids import MAIN
 
 PLAIN = {"resources__learner_threads": 1, "ppo__target_kl": 0.0, "ppo__diagnostics_every": 0}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from scipy.signal import lfilter
 from ray.rllib.connectors.learner import GeneralAdvantageEstimation
 from ray.rllib.core.columns import Columns
 from ray.rllib.evaluation.postprocessing import Postprocessing
@@ -42,6 +43,11 @@ from policies.learning.win_label import episode_label, episode_win_predictions
 BOOTSTRAP_VALUE = "bootstrap_value"  # episode.custom_data key: V(observation after the chunk's last step)
 ADVANTAGE_STD_FLOOR = 1e-4  # RLlib's: advantages are standardized by max(floor, std)
 WIN_ADVANTAGE = "win_advantage"  # the batch column of the outcome term (before win_coeff), with win_coeff > 0
+
+
+def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
+    """G_t = r_t + gamma G_{t+1}, with G = 0 after the last step (float64)."""
+    return lfilter([1.0], [1.0, -gamma], np.asarray(rewards, np.float64)[::-1])[::-1]
 
 
 def runner_values(episode) -> np.ndarray | None:

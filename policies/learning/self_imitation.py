@@ -34,22 +34,13 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
 from moba.game.teams import side_of_agent
+from policies.learning.advantages import discounted_returns
 
 SIL_RETURN = "sil_return"  # the batch column of R_t (0 outside won games' last chunks)
 SIL_STEP = "sil_step"  # 1.0 at a step of a won game's last chunk, else 0.0
 # the sequence columns the buffer keeps (and a replayed minibatch holds)
 KEPT = (Columns.OBS, Columns.STATE_IN, Columns.ACTIONS, Columns.LOSS_MASK, SIL_RETURN)
 SIL_VALUE_COEFF = 0.01  # Oh et al. 2018, app. A: the value loss weight beta^sil
-
-
-def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
-    """R_t = sum_k gamma^(k-t) r_k to the end of `rewards` (the game ends at its last step: nothing bootstrapped)."""
-    out = np.zeros(len(rewards), np.float64)
-    running = 0.0
-    for t in range(len(rewards) - 1, -1, -1):
-        running = float(rewards[t]) + gamma * running
-        out[t] = running
-    return out.astype(np.float32)
 
 
 def won_outright(sa_ep) -> bool:
@@ -75,7 +66,8 @@ class AddSelfImitationReturn(ConnectorV2):
             if n == 0:
                 continue
             if won_outright(sa_ep):
-                returns = discounted_returns(np.asarray(sa_ep.get_rewards(), np.float32), self.gamma)
+                # the game ends at the chunk's last step: nothing bootstrapped
+                returns = discounted_returns(sa_ep.get_rewards(), self.gamma).astype(np.float32)
                 flags = np.ones(n, np.float32)
             else:
                 returns = flags = np.zeros(n, np.float32)

@@ -39,7 +39,8 @@ from moba.env.actions import ACTION_KEYS, N_PRIMARY, PRIMARY_NAMES
 from moba.game.abilities import TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from policies.learning.five_learner import AUX_WIN_COEFF
 from policies.model.five_module import WIN_LOGIT
-from policies.pretrain.games import Trajectory, discounted_returns
+from policies.learning.advantages import discounted_returns
+from policies.pretrain.games import Trajectory
 
 # ---- the trainer's defaults -----------------------------------------------------------------------------------------
 LEARNING_RATE = 5e-4  # Adam (PPO's betas 0.9, 0.999)

@@ -317,11 +317,6 @@ class GameWorkers:
 
 
 # ---- returns ---------------------------------------------------------------------------------------------------------
-def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
-    """G_t = r_t + gamma G_{t+1}, with G = 0 after the last step."""
-    return lfilter([1.0], [1.0, -gamma], np.asarray(rewards, np.float64)[::-1])[::-1]
-
-
 def return_scale(trajectories: list[Trajectory], gamma: float) -> float:
     """The std that PPO's reward normalization divides rewards by (moba/env/reward_wrapper.ReturnScaler, Table 2
     footnote c), estimated on these games: the std of the running discounted sums R_t = gamma R_{t-1} + r_t over every

@@ -29,12 +29,12 @@ import collections
 
 import numpy as np
 import torch
-from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.core.columns import Columns
 from ray.rllib.utils.annotations import override
 
 from moba.game.teams import side_of_agent
 from policies.learning.advantages import discounted_returns
+from policies.learning.episode_columns import EpisodeColumns
 
 SIL_RETURN = "sil_return"  # the batch column of R_t (0 outside won games' last chunks)
 SIL_STEP = "sil_step"  # 1.0 at a step of a won game's last chunk, else 0.0
@@ -51,7 +51,7 @@ def won_outright(sa_ep) -> bool:
     return winner is not None and winner == side_of_agent(str(sa_ep.agent_id))
 
 
-class AddSelfImitationReturn(ConnectorV2):
+class AddSelfImitationReturn(EpisodeColumns):
     """Adds ``SIL_RETURN`` and ``SIL_STEP`` to the learner's batch (module docstring), before RLlib's connectors pad
     it; ``gamma`` follows the discount's schedule (the learner's set_schedule_values)."""
 
@@ -59,21 +59,14 @@ class AddSelfImitationReturn(ConnectorV2):
         super().__init__(*args, **kwargs)
         self.gamma = float(gamma)
 
-    @override(ConnectorV2)
-    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, **kwargs):
-        for sa_ep in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
-            n = len(sa_ep)
-            if n == 0:
-                continue
-            if won_outright(sa_ep):
-                # the game ends at the chunk's last step: nothing bootstrapped
-                returns = discounted_returns(sa_ep.get_rewards(), self.gamma).astype(np.float32)
-                flags = np.ones(n, np.float32)
-            else:
-                returns = flags = np.zeros(n, np.float32)
-            self.add_n_batch_items(batch, SIL_RETURN, items_to_add=returns, num_items=n, single_agent_episode=sa_ep)
-            self.add_n_batch_items(batch, SIL_STEP, items_to_add=flags, num_items=n, single_agent_episode=sa_ep)
-        return batch
+    @override(EpisodeColumns)
+    def columns(self, sa_ep) -> dict[str, np.ndarray]:
+        n = len(sa_ep)
+        if not won_outright(sa_ep):
+            return {SIL_RETURN: np.zeros(n, np.float32), SIL_STEP: np.zeros(n, np.float32)}
+        # the game ends at the chunk's last step: nothing bootstrapped
+        return {SIL_RETURN: discounted_returns(sa_ep.get_rewards(), self.gamma).astype(np.float32),
+                SIL_STEP: np.ones(n, np.float32)}
 
 
 def _rows(tree_or_tensor, index):

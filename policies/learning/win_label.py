@@ -13,11 +13,11 @@ end at the time limit (every 300 s 5v5 game): a constant 0.5 is then every label
 from __future__ import annotations
 
 import numpy as np
-from ray.rllib.connectors.connector_v2 import ConnectorV2
 from ray.rllib.utils.annotations import override
 
 from moba.game.teams import TEAM_NAMES, side_of_agent
 from policies.league.ratings import LIMIT_DRAW, LIMIT_OBJECTIVE, check_time_limit_outcome, game_score, objective_margin
+from policies.learning.episode_columns import EpisodeColumns
 from policies.model.five_module import WIN_PROB
 
 WIN_LABEL = "aux_win_label"
@@ -53,7 +53,7 @@ def episode_label(sa_ep, preds: np.ndarray, time_limit_outcome: str = LIMIT_DRAW
                          info.get("objective"), time_limit_outcome)
 
 
-class AddWinLabel(ConnectorV2):
+class AddWinLabel(EpisodeColumns):
     """Adds the column WIN_LABEL to the learner's batch (before RLlib's own connectors pad and split it), capped
     games decided by `time_limit_outcome` (the run's opponents.time_limit_outcome)."""
 
@@ -61,13 +61,7 @@ class AddWinLabel(ConnectorV2):
         super().__init__(*args, **kwargs)
         self.time_limit_outcome = check_time_limit_outcome(time_limit_outcome)
 
-    @override(ConnectorV2)
-    def __call__(self, *, rl_module, batch, episodes, explore=None, shared_data=None, **kwargs):
-        for sa_ep in self.single_agent_episode_iterator(episodes, agents_that_stepped_only=False):
-            n = len(sa_ep)
-            if n == 0:
-                continue
-            label = episode_label(sa_ep, episode_win_predictions(sa_ep), self.time_limit_outcome)
-            self.add_n_batch_items(batch, WIN_LABEL, items_to_add=np.full(n, label, np.float32), num_items=n,
-                                   single_agent_episode=sa_ep)
-        return batch
+    @override(EpisodeColumns)
+    def columns(self, sa_ep) -> dict[str, np.ndarray]:
+        label = episode_label(sa_ep, episode_win_predictions(sa_ep), self.time_limit_outcome)
+        return {WIN_LABEL: np.full(len(sa_ep), label, np.float32)}

@@ -58,14 +58,11 @@ def test_the_learner_keeps_the_won_chunks_steps_with_their_returns_and_trains_on
     episodes = load_pinned_episodes()
     won = winning(episodes, 0)
     learner = sil_learner()
-    losses, compute_losses = [], learner.compute_losses
-    seen = []
+    compute_losses, seen = learner.compute_losses, []
 
     def recording(**kwargs):
         seen.append(set(kwargs["batch"][MAIN].keys()))
-        out = compute_losses(**kwargs)
-        losses.append(out[MAIN].item())
-        return out
+        return compute_losses(**kwargs)
     learner.compute_losses = recording
     np.random.seed(2)
     main = learner.update(episodes=copy.deepcopy(won), minibatch_size=32, num_epochs=1)[MAIN]
@@ -80,7 +77,7 @@ def test_the_learner_keeps_the_won_chunks_steps_with_their_returns_and_trains_on
     # PPO's minibatches do not carry the marking columns; each one had the self-imitation term
     assert seen and all(SIL_RETURN not in s and SIL_STEP not in s for s in seen)
     assert result_value(main["self_imitation_steps"]) > 0
-    # off (the default) or on without a won game: no buffer, no term, the same losses as the plain learner
+    # off (the default): no buffer; on, with no won game in the batch: nothing kept
     plain = pinned_learner(tiny_smoke(**PLAIN))
     assert plain._sil is None
     on_no_win = sil_learner()

@@ -513,12 +513,11 @@ class FivePPOLearner(PPOTorchLearner):
     def _self_imitation_loss(self, module_id, config, module, batch) -> torch.Tensor:
         """ppo.self_imitation_coeff's loss on ppo.self_imitation_steps real steps drawn from the won games' buffer
         (policies/learning/self_imitation.py); 0 while it is off or empty."""
-        zero = torch.zeros((), device=batch[Columns.ACTION_LOGP].device)
-        replay = None if self._sil is None or module_id != MAIN else self._sil.sample(
-            run_settings_dict(config)["ppo"]["self_imitation_steps"], self._sil_rng)
-        if replay is None:
-            return zero
         ppo = run_settings_dict(config)["ppo"]
+        replay = None if self._sil is None or module_id != MAIN else self._sil.sample(ppo["self_imitation_steps"],
+                                                                                       self._sil_rng)
+        if replay is None:
+            return torch.zeros((), device=batch[Columns.ACTION_LOGP].device)
         loss, figures = self_imitation_loss(module, replay, ppo["self_imitation_coeff"],
                                             ppo["self_imitation_value_coeff"])
         self.metrics.log_dict({f"self_imitation_{k}": v for k, v in figures.items()}, key=module_id, window=1)

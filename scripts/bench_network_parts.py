@@ -1,0 +1,150 @@
+"""Where a learner row's forward and backward go in the Five network, part by part, for a trained module.
+
+    python scripts/bench_network_parts.py [--model models/five_5v5_kickstart] [--rows 4000] [--threads 2]
+        [--rounds 3] [--seed 0]
+
+The module's observations are recorded from scripted-bot games of its own mode (``policies/surgery/output_diff.py``
+``record_games``: every hero of both teams), cut into sequences of the module's unroll length, as many as make
+--rows rows: one learner minibatch. Each part runs forward and backward (the sum of squares of its outputs as the
+loss), its inputs taken from the whole network's forward and detached, so that a part's time is its own:
+
+- ``whole``: the module's training forward (the action logits, the LSTM state, the value) and its backward;
+- ``units``: the unit encoder (the unit MLP on every valid unit row, the max-pools, the per-hero unit table);
+- ``team``: the team encoder and the replica layer (heroes, global, private inputs, the cross-hero pool);
+- ``lstm``: the LSTM over the sequences;
+- ``heads``: the action heads (the primary action's, the target unit's attention over the unit table, the delay's
+  and the offsets').
+
+Microseconds per row, the median of --rounds, and each part's share of ``whole`` (the parts do not add up to it
+exactly: the team's frame, the reshapes and autograd's bookkeeping between them are ``whole``'s alone). The last line
+of output is a JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+
+from policies.league.references import load_module
+from policies.model.team_frame import is_dire, to_team_frame
+from policies.surgery.output_diff import record_games
+
+PARTS = ("whole", "units", "team", "lstm", "heads")
+
+
+def minibatch(module, rows: int, seed: int, steps: int = 2000) -> dict:
+    """One learner minibatch of recorded sequences: {key: tensor (B, T, ...)}, B * T >= rows (as many as games of
+    `steps` steps give, up to 8 games), T the unroll length."""
+    t = module.cfg.max_seq_len
+    mode = "5v5" if module.team_size == 5 else "1v1"
+    max_units = module.max_units
+    games = 1
+    while True:
+        obs = record_games([{"mode": mode, "max_units": max_units}], steps=steps, seed=seed, games=games)[0]
+        heroes, steps = obs["global"].shape[:2]
+        per_hero = steps // t
+        if heroes * per_hero * t >= rows or games >= 8:
+            break
+        games *= 2
+    b = min(-(-rows // t), heroes * per_hero)
+    seqs = {k: v[:, :per_hero * t].reshape(heroes * per_hero, t, *v.shape[2:])[:b] for k, v in obs.items()}
+    return {k: torch.as_tensor(np.ascontiguousarray(v)) for k, v in seqs.items()}
+
+
+def part_steps(module, obs: dict) -> dict:
+    """{part: a function that runs its forward and backward once}."""
+    b, t = obs["global"].shape[:2]
+    state = {k: torch.zeros(b, *np.shape(v)) for k, v in module.get_initial_state().items()}
+    batch = {Columns.OBS: obs, Columns.STATE_IN: state}
+    flat = {k: v.reshape(b * t, *v.shape[2:]) for k, v in obs.items()}
+    dire = is_dire(flat) if module.cfg.team_frame else None
+    if module.cfg.team_frame:
+        flat = to_team_frame(flat)
+    with torch.no_grad():
+        unit_emb, pooled = module._encode_units(flat)
+        x = module._replicas(module._encode_team(flat), unit_emb, pooled, flat).reshape(b, t, -1)
+        o, _ = module.lstm(x, (state["h"].unsqueeze(0), state["c"].unsqueeze(0)))
+        o = o.reshape(b * t, -1)
+
+    def whole():
+        out = module._forward_train(batch)
+        value = module.value_head(out[Columns.EMBEDDINGS])
+        (out[Columns.ACTION_DIST_INPUTS].square().mean() + value.square().mean()).backward()
+
+    def units():
+        emb, pool = module._encode_units(flat)
+        (emb.square().mean() + pool.square().mean()).backward()
+
+    def team():
+        module._replicas(module._encode_team(flat), unit_emb, pooled, flat).square().mean().backward()
+
+    x_in = x.clone().requires_grad_(True)
+
+    def lstm():
+        out, _ = module.lstm(x_in, (state["h"].unsqueeze(0), state["c"].unsqueeze(0)))
+        out.square().mean().backward()
+
+    o_in = o.clone().requires_grad_(True)
+
+    def heads():
+        module._heads(o_in, unit_emb, flat, dire).square().mean().backward()
+
+    return {"whole": whole, "units": units, "team": team, "lstm": lstm, "heads": heads}
+
+
+def measure(module, obs: dict, rounds: int) -> dict:
+    """{part: microseconds per row (median of `rounds`)}, after one warm-up call of each part."""
+    rows = obs["global"].shape[0] * obs["global"].shape[1]
+    steps = part_steps(module, obs)
+    out = {}
+    for name in PARTS:
+        run = steps[name]
+        run()
+        module.zero_grad(set_to_none=True)
+        times = []
+        for _ in range(rounds):
+            t = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t)
+            module.zero_grad(set_to_none=True)
+        out[name] = round(statistics.median(times) / rows * 1e6, 1)
+    return out
+
+
+def main(argv=None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", default="models/five_5v5_kickstart", help="a module checkpoint (PATH or model:PATH)")
+    p.add_argument("--rows", type=int, default=4000, help="rows of the minibatch (the learning configs use 4,000)")
+    p.add_argument("--threads", type=int, default=2, help="torch threads (the learner's on 2 cores)")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--seed", type=int, default=0, help="seed of the recorded games")
+    args = p.parse_args(argv)
+    for flag in ("rows", "threads", "rounds"):
+        if getattr(args, flag) < 1:
+            p.error(f"--{flag} must be >= 1, got {getattr(args, flag)}")
+    torch.set_num_threads(args.threads)
+    module = load_module(args.model, "--model")
+    module.train()
+    obs = minibatch(module, args.rows, args.seed)
+    rows = obs["global"].shape[0] * obs["global"].shape[1]
+    valid = float(obs["unit_valid"].float().sum(-1).mean())
+    per_row = measure(module, obs, args.rounds)
+    print(f"{args.model}: {rows} rows ({obs['global'].shape[0]} sequences of {obs['global'].shape[1]}), "
+          f"{valid:.1f} valid unit rows a row, {args.threads} torch threads; forward and backward:")
+    print("| part | us per row | share of whole |")
+    print("|---|---|---|")
+    for name in PARTS:
+        print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |")
+    result = {"model": args.model, "rows": rows, "valid_units_per_row": round(valid, 1), "threads": args.threads,
+              "us_per_row": per_row}
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+"""scripts/bench_network_parts.py: the minibatch is sequences of the module's unroll length, and each part's step runs
+backward through that part alone (its own parameters get gradients, the others' none)."""
+from __future__ import annotations
+
+from test_training_model import build_module
+
+from moba.env.moba_env import MobaEnv
+from scripts.bench_network_parts import PARTS, measure, minibatch, part_steps
+
+OWN = {"units": "unit_mlp.0.weight", "team": "hero_mlp.0.weight", "lstm": "lstm.weight_hh_l0",
+       "heads": "action_query.weight"}
+
+
+def test_the_minibatch_is_whole_sequences_of_the_unroll_length():
+    module = build_module(MobaEnv({"mode": "1v1"}))
+    obs = minibatch(module, rows=100, seed=0, steps=80)
+    b, t = obs["global"].shape[:2]
+    assert t == module.cfg.max_seq_len and b * t >= 100 and b == -(-100 // t)
+    assert set(obs) == set(module.observation_space.spaces)
+
+
+def test_each_part_runs_backward_through_its_own_parameters_only():
+    module = build_module(MobaEnv({"mode": "1v1"}))
+    module.train()
+    obs = minibatch(module, rows=64, seed=0, steps=80)
+    steps = part_steps(module, obs)
+    assert set(steps) == set(PARTS)
+    params = dict(module.named_parameters())
+    for part in PARTS:
+        module.zero_grad(set_to_none=True)
+        steps[part]()
+        with_grad = {name for name in OWN.values() if params[name].grad is not None}
+        assert with_grad == (set(OWN.values()) if part == "whole" else {OWN[part]}), part
+    per_row = measure(module, obs, rounds=1)
+    assert set(per_row) == set(PARTS) and all(v > 0 for v in per_row.values())

@@ -44,6 +44,7 @@ def observation_blocks() -> dict:
         "hero-features": feature_table(O.HERO_FEATURES, "HERO_"),
         "lane-features": feature_table(O.LANE_FEATURES, "LANE_"),
         "scoreboard-features": feature_table(O.SCOREBOARD_FEATURES, "SCOREBOARD_"),
+        "buildings-features": feature_table(O.BUILDINGS_FEATURES, "BUILDINGS_"),
         "minimap-channels": markdown_table(("channel", "constant", "content"), [
             (i, f"`MINIMAP_{name.upper()}`", f"`{name}`") for i, name in enumerate(O.MINIMAP_CHANNELS)]),
     }

@@ -240,6 +240,30 @@ def test_env_switches_scoreboard_constant_and_new_action_share():
         MobaEnv({"mode": "1v1", "new_actions": ["noop"]})
 
 
+def test_env_switch_buildings_group_reads_the_ancients_and_towers_of_each_side():
+    from moba.env.observation import BUILDINGS_FEATURES, N_SCOREBOARD, buildings_columns
+    from moba.game.constants import UT_TOWER
+    from moba.game.state import F_HP, F_MAXHP, I_ALIVE, I_TEAM, I_TYPE, I_USED
+    env = MobaEnv({"mode": "1v1", "seed": 1, "observation_groups": ["buildings", "scoreboard"]})
+    obs, _ = env.reset(seed=1)
+    first = N_GLOBAL + N_SCOREBOARD  # after the scoreboard, whatever the order the config lists them in
+    assert obs["radiant_0"]["global"].shape == (first + len(BUILDINGS_FEATURES),)
+    # whole buildings, both ancients guarded by their towers
+    assert obs["radiant_0"]["global"][first:].tolist() == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0]
+    s = env.game.s
+    dire_ancient = env.game.ancient_idx[1]
+    s.uf[dire_ancient, F_HP] = 0.25 * s.uf[dire_ancient, F_MAXHP]
+    towers = np.nonzero((s.ui[:, I_USED] == 1) & (s.ui[:, I_TYPE] == UT_TOWER) & (s.ui[:, I_TEAM] == 1))[0]
+    s.ui[towers, I_ALIVE] = 0  # every Dire tower down: its ancient's guards are gone
+    obs, *_ = env.step({a: {"primary": 0, "delay": 0, "target_unit": 0, "offset_x": 4, "offset_y": 4}
+                        for a in env.possible_agents})
+    radiant, dire = obs["radiant_0"]["global"][first:], obs["dire_0"]["global"][first:]
+    assert radiant[1] == pytest.approx(0.25, abs=0.01) and radiant[3] == 1.0 and radiant[5] == 0.0
+    assert radiant[0] == 1.0 and radiant[2] == 0.0 and radiant[4] == 1.0
+    assert dire.tolist() == [radiant[1], radiant[0], radiant[3], radiant[2], radiant[5], radiant[4]]  # own <-> enemy
+    assert np.array_equal(buildings_columns(env.game, 0), radiant)
+
+
 def test_lr_hold_schedule():
     from training.schedules import schedule_values
     sched = {"lr": {"unit": "iterations", "points": [[0, 3e-4]]}}

@@ -49,7 +49,7 @@ from moba.env.actions import (A_ABILITY0, N_ACTION_KEYS, N_PRIMARY, action_mask_
 from moba.game.abilities import N_TARGET_TYPES, N_UNIT_KINDS
 from moba.game.constants import (CREEP_UPGRADE_EVERY_S, DAY_NIGHT_PERIOD_S, DENY_HP_FRAC, GRID_CELL, GRID_N, LANE_BOT,
                                 LANE_MID, LANE_TOP, MAX_UNITS, N_UNIT_TYPES, UT_CREEP_MELEE, UT_CREEP_RANGED,
-                                UT_FOUNTAIN, UT_HERO)
+                                UT_FOUNTAIN, UT_HERO, UT_TOWER)
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
 from moba.game.kernels import buyback_cost, dist, is_night, unit_radius
@@ -222,7 +222,20 @@ SCOREBOARD_FEATURES = (  # appended to global
 (SCOREBOARD_OWN_TEAM_KILLS, SCOREBOARD_ENEMY_TEAM_KILLS, SCOREBOARD_OWN_TEAM_LAST_HITS, SCOREBOARD_ENEMY_TEAM_LAST_HITS,
  N_SCOREBOARD) = range(5)
 _check_columns(SCOREBOARD_FEATURES, "SCOREBOARD_", N_SCOREBOARD)
-OBSERVATION_GROUPS = {"scoreboard": ("global", SCOREBOARD_FEATURES)}  # group -> (observation key, its columns)
+BUILDINGS_FEATURES = (  # appended to global: the buildings' state, known to both teams whatever the fog (as Dota's)
+    ("own_ancient_health_fraction", "fraction", "uf[F_HP] / uf[F_MAXHP] of the hero's team's ancient (0 when dead)"),
+    ("enemy_ancient_health_fraction", "fraction", "the same for the enemy team's ancient"),
+    ("own_ancient_vulnerable", "bool", "ui[I_INVULN] == 0 for the team's ancient: the towers guarding it are down"),
+    ("enemy_ancient_vulnerable", "bool", "the same for the enemy team's ancient"),
+    ("own_towers_health_fraction", "fraction", "health of the team's towers over their summed max health (dead: 0)"),
+    ("enemy_towers_health_fraction", "fraction", "the same for the enemy team's towers"),
+)
+(BUILDINGS_OWN_ANCIENT_HEALTH_FRACTION, BUILDINGS_ENEMY_ANCIENT_HEALTH_FRACTION, BUILDINGS_OWN_ANCIENT_VULNERABLE,
+ BUILDINGS_ENEMY_ANCIENT_VULNERABLE, BUILDINGS_OWN_TOWERS_HEALTH_FRACTION, BUILDINGS_ENEMY_TOWERS_HEALTH_FRACTION,
+ N_BUILDINGS) = range(7)
+_check_columns(BUILDINGS_FEATURES, "BUILDINGS_", N_BUILDINGS)
+# group -> (observation key, its columns); the groups' widths differ, so a space's groups are known from its width
+OBSERVATION_GROUPS = {"scoreboard": ("global", SCOREBOARD_FEATURES), "buildings": ("global", BUILDINGS_FEATURES)}
 # the tables whose columns have names (env config ``constant_observations``: "table.column"), and their keys
 NAMED_TABLES = {"global": ("global", GLOBAL_FEATURES), "units": ("units", UNIT_FEATURES),
                 "heroes": ("heroes", HERO_FEATURES), "lanes": ("private_lanes", LANE_FEATURES)}
@@ -267,6 +280,27 @@ def groups_of_space(space) -> tuple:
                      f"({names}) gives that")
 
 
+def buildings_columns(game, team: int) -> np.ndarray:
+    """The BUILDINGS_FEATURES of `team` (N_BUILDINGS,) float32, from the game state."""
+    s = game.s
+    uf, ui = s.uf, s.ui
+    cols = np.zeros(N_BUILDINGS, np.float32)
+    own = (BUILDINGS_OWN_ANCIENT_HEALTH_FRACTION, BUILDINGS_OWN_ANCIENT_VULNERABLE,
+           BUILDINGS_OWN_TOWERS_HEALTH_FRACTION)
+    enemy = (BUILDINGS_ENEMY_ANCIENT_HEALTH_FRACTION, BUILDINGS_ENEMY_ANCIENT_VULNERABLE,
+             BUILDINGS_ENEMY_TOWERS_HEALTH_FRACTION)
+    for t, (health, vulnerable, towers) in ((team, own), (1 - team, enemy)):
+        a = game.ancient_idx[t]
+        alive = ui[a, I_ALIVE] == 1
+        cols[health] = uf[a, F_HP] / max(uf[a, F_MAXHP], 1.0) if alive else 0.0
+        cols[vulnerable] = float(alive and ui[a, I_INVULN] == 0)
+        rows = np.nonzero((ui[:, I_USED] == 1) & (ui[:, I_TYPE] == UT_TOWER) & (ui[:, I_TEAM] == t))[0]
+        if len(rows):
+            hp = np.where(ui[rows, I_ALIVE] == 1, uf[rows, F_HP], 0.0)
+            cols[towers] = hp.sum() / max(uf[rows, F_MAXHP].sum(), 1.0)
+    return cols
+
+
 def encode_groups(game, groups: tuple, team: int, team_size: int) -> dict:
     """{observation key: (columns,) float32} of the groups' columns for one team (the same for its heroes)."""
     out = {}
@@ -280,6 +314,8 @@ def encode_groups(game, groups: tuple, team: int, team_size: int) -> dict:
             cols[SCOREBOARD_ENEMY_TEAM_KILLS] = hi[enemy, H_KILLS].sum()
             cols[SCOREBOARD_OWN_TEAM_LAST_HITS] = hi[own, H_LH].sum()
             cols[SCOREBOARD_ENEMY_TEAM_LAST_HITS] = hi[enemy, H_LH].sum()
+        elif g == "buildings":
+            cols = buildings_columns(game, team)
         key = OBSERVATION_GROUPS[g][0]
         out[key] = np.concatenate([out[key], cols]) if key in out else cols
     return out

@@ -192,7 +192,7 @@ def test_bad_requests_name_the_field(old):
     with pytest.raises(SurgeryError, match="give the config the checkpoint was trained with"):
         apply(st, NetworkShape.of({**SMALL, "unit_hidden": 40}, BASE_ENV),
               NetworkShape.of({**SMALL, "unit_hidden": 48}, BASE_ENV))
-    with pytest.raises(ValueError, match=r"env config 'observation_groups'.*\['scoreboard'\]"):
+    with pytest.raises(ValueError, match=r"env config 'observation_groups'.*\['scoreboard', 'buildings'\]"):
         NetworkShape.of(SMALL, {"mode": "1v1", "observation_groups": ["lanes"]})
     assert np.array_equal(np.asarray(st["lstm.weight_hh_l0"]), np.asarray(module.get_state()["lstm.weight_hh_l0"]))
 

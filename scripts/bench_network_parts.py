@@ -52,7 +52,10 @@ def minibatch(module, rows: int, seed: int, steps: int = 2000) -> dict:
             break
         games *= 2
     b = min(-(-rows // t), heroes * per_hero)
-    seqs = {k: v[:, :per_hero * t].reshape(heroes * per_hero, t, *v.shape[2:])[:b] for k, v in obs.items()}
+    # window-major: every hero's sequence of one window, then the next window's, so that a team's heroes at the same
+    # steps share a minibatch as in the learner's (five_learner.shuffle_by_team)
+    seqs = {k: np.swapaxes(v[:, :per_hero * t].reshape(heroes, per_hero, t, *v.shape[2:]), 0, 1)
+            .reshape(heroes * per_hero, t, *v.shape[2:])[:b] for k, v in obs.items()}
     return {k: torch.as_tensor(np.ascontiguousarray(v)) for k, v in seqs.items()}
 
 

@@ -17,6 +17,10 @@ def test_the_minibatch_is_whole_sequences_of_the_unroll_length():
     b, t = obs["global"].shape[:2]
     assert t == module.cfg.max_seq_len and b * t >= 100 and b == -(-100 // t)
     assert set(obs) == set(module.observation_space.spaces)
+    heroes = obs["me"].shape[-1] * 2
+    # window-major: the first sequences are every hero's over the same steps (the same game time)
+    times = obs["global"][:heroes, 0, 0]
+    assert (times == times[0]).all() and obs["global"][heroes, 0, 0] > times[0]
 
 
 def test_each_part_runs_backward_through_its_own_parameters_only():

@@ -163,7 +163,8 @@ def play_games(args, games: list) -> list:
     from policies.league.series import one_torch_thread, play_series
 
     one_torch_thread()
-    env = MobaEnv({"mode": args.mode, "time_limit_s": args.time_limit, "seed": args.seed, **env_games(args)})
+    env = MobaEnv({"mode": args.mode, "time_limit_s": args.time_limit, "seed": args.seed, **env_games(args),
+                   **agents_layout(args)})
     make_agent, make_opponent = (agent_maker(a, not args.greedy, env, flag)
                                  for a, flag in ((args.agent, "--agent"), (args.opponent, "--opponent")))
     labels = agent_label(args.agent), agent_label(args.opponent)
@@ -196,11 +197,20 @@ def play_games(args, games: list) -> list:
     return out
 
 
+def agents_layout(args) -> dict:
+    """The games' observation layout: a checkpoint agent's own (its unit rows and observation groups, read from its
+    observation space: a surgered agent plays in the layout it was trained in; references.agents_layout)."""
+    from policies.league.references import agents_layout as layout
+    return layout([(args.agent, "--agent"), (args.opponent, "--opponent")])
+
+
 def check_agents(args) -> None:
-    """--agent and --opponent parsed before any game or worker starts (a ValueError names the flag)."""
+    """--agent and --opponent parsed, and their observation layouts found to agree, before any game or worker starts
+    (a ValueError names the flag)."""
     from policies.league.references import agent_path
     agent_path(args.agent, "--agent")
     agent_path(args.opponent, "--opponent")
+    agents_layout(args)
 
 
 def tally(results: list) -> dict:

@@ -80,12 +80,14 @@ def play(mode: str, radiant: str, dire: str, seed: int, evaluation: bool = True,
     from moba.env.moba_env import MobaEnv
     from moba.env.replay_file import ReplayWriter
     from policies.agents.by_name import play_game
-    from policies.league.references import agent_maker
+    from policies.league.references import agent_maker, agents_layout
     from policies.league.series import one_torch_thread
 
     one_torch_thread()  # a model's forward passes: more threads only slow them on a busy machine
-    env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s)})
     names = dict(zip(TEAM_NAMES, (radiant, dire)))
+    layout = agents_layout([(name, f"--{side}") for side, name in names.items()])  # a checkpoint's own layout
+    env = MobaEnv({"mode": mode, "seed": seed, "evaluation": evaluation, "time_limit_s": float(time_limit_s),
+                   **layout})
     agents = {side: agent_maker(name, explore, env, f"--{side}")(seed + k)
               for k, (side, name) in enumerate(names.items())}
     replay = replay_path and ReplayWriter(replay_path, names, seed, replay_every_s, players=agents)

@@ -48,7 +48,7 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
     from moba.env.moba_env import MobaEnv
     from policies.model.action_distribution import FiveActionDistribution
     from policies.agents.module_agent import ModuleAgent
-    from policies.league.references import agent_maker
+    from policies.league.references import agent_maker, module_layout
     from policies.league.series import play_series
     names = FiveActionDistribution.HEADS
 
@@ -62,7 +62,8 @@ def policy_heads(module, opponent: str, mode: str, games: int, time_limit_s: flo
             primary.append(torch.softmax(self.dist.primary, -1).numpy())
             return actions
 
-    env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed})
+    env = MobaEnv({"mode": mode, "evaluation": True, "time_limit_s": time_limit_s, "seed": seed,
+                   **module_layout(module)})
     make_other = agent_maker(opponent, True, env, "--opponent")
     records = play_series(env, lambda k: Recording(module, explore=True), lambda k: make_other(seed + k), games, seed)
     margins = [r["margin"] for r in records]

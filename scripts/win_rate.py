@@ -41,9 +41,11 @@ def play_one(mode: str, agent: str, opponent: str, game: int, seed: int, evaluat
     """Game `game` of the series of `agent` against `opponent` (agent specs, policies.league.references.agent_path);
     the agents are made with seeds seed + 2 game and seed + 2 game + 1."""
     from moba.env.moba_env import MobaEnv
+    from policies.league.references import agents_layout
     from policies.league.series import one_torch_thread, play_series
     one_torch_thread()
-    env = MobaEnv({"mode": mode, "evaluation": evaluation, "seed": seed, "time_limit_s": time_limit_s})
+    layout = agents_layout([(agent, "--agent"), (opponent, "--opponent")])  # a checkpoint's own observation layout
+    env = MobaEnv({"mode": mode, "evaluation": evaluation, "seed": seed, "time_limit_s": time_limit_s, **layout})
     make_a, make_b = makers(agent, env, "--agent"), makers(opponent, env, "--opponent")
     t = time.time()
     r = next(play_series(env, lambda g: make_a(seed + 2 * g), lambda g: make_b(seed + 2 * g + 1), [game], seed))

@@ -148,3 +148,26 @@ def test_play_scores_capped_games_by_the_rule_and_references_record_theirs(monke
         references.references_outcome_rule(refs, "draw")
     with pytest.raises(ValueError, match="rated with 'draw'"):
         references.references_outcome_rule({"mode": "1v1", "agents": {}}, "points")  # an older file: draws
+
+
+def test_a_checkpoint_plays_in_its_own_observation_layout(module_checkpoint, tmp_path, capsys):
+    """A surgered agent (here with the 'buildings' group) plays app.evaluate's games in the layout it was trained in;
+    two checkpoints of different layouts cannot share a game, and the error names both flags."""
+    from app import evaluate
+    torch.manual_seed(0)
+    env = MobaEnv({"mode": "1v1", "observation_groups": ["buildings"]})
+    m = FiveRLModule(observation_space=env.observation_spaces["radiant_0"],
+                     action_space=env.action_spaces["radiant_0"], model_config=TINY)
+    grouped = str(tmp_path / "grouped")
+    m.save_to_path(grouped)
+    layout = {"max_units": 32, "observation_groups": ["buildings"]}
+    assert references.agents_layout([(grouped, "--agent"), ("scripted_3", "--opponent")]) == layout
+    assert references.agents_layout([("random", "--agent"), ("scripted_3", "--opponent")]) == {}
+    assert references.agents_layout([(module_checkpoint, "--agent")]) == {"max_units": 32, "observation_groups": []}
+    with pytest.raises(ValueError, match=r"different observation layouts.*--agent .*'buildings'.*; --opponent .*\[\]"):
+        references.agents_layout([(grouped, "--agent"), (module_checkpoint, "--opponent")])
+    args = evaluate.parse_args(["--agent", grouped, "--opponent", "scripted_3", "--mode", "1v1", "--games", "2",
+                                "--time-limit", "8"])
+    assert evaluate.evaluate(args, log=lambda line: None)["games"] == 2
+    assert evaluate.main(["--agent", grouped, "--opponent", module_checkpoint, "--mode", "1v1", "--games", "1"]) == 2
+    assert "different observation layouts" in capsys.readouterr().err

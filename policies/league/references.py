@@ -153,6 +153,25 @@ def load_module(spec: str, flag: str = "checkpoint"):
         return RLModule.from_checkpoint(os.path.abspath(checkpoint_module_dir(path)))
 
 
+def module_layout(module) -> dict:
+    """The env config keys of a module's observation layout, read from its observation space: its unit rows and its
+    observation groups (a surgered model plays in the layout it was trained in)."""
+    sp = module.observation_space
+    return {"max_units": int(sp["units"].shape[0]), "observation_groups": list(groups_of_space(sp))}
+
+
+def agents_layout(specs: list) -> dict:
+    """The env layout (module_layout) of the checkpoints among the agents `specs` ([(spec, flag)]), for a game between
+    them; {} when none is a checkpoint. Two checkpoints of different layouts are a ValueError naming both flags: one
+    game has one layout."""
+    layouts = {flag: module_layout(load_module(path, flag)) for spec, flag in specs
+               if (path := agent_path(spec, flag)) is not None}
+    if len({json.dumps(v, sort_keys=True) for v in layouts.values()}) > 1:
+        raise ValueError("the checkpoints were trained on different observation layouts, and a game has one: "
+                         + "; ".join(f"{flag} {v}" for flag, v in layouts.items()))
+    return next(iter(layouts.values()), {})
+
+
 def agent_maker(name: str, explore: bool = True, env=None, flag: str = "agent"):
     """A function seed -> a fresh agent: one of policies.agents.by_name.AGENTS by name, or a ModuleAgent of the
     checkpoint at "model:PATH" or PATH (agent_path; loaded once; explore: sample its actions as in training; False:
@@ -263,7 +282,7 @@ class VersionRater:
         agent = ModuleAgent(module, explore=self.explore)
         # the games in the module's observation layout (a surgered model's groups; its checkpoint references were
         # surgered with it, app/surgery.py --references)
-        env = {"observation_groups": list(groups_of_space(module.observation_space))}
+        env = module_layout(module)
         rating = R.new_version_rating(self.previous_rating(version))
         counts, rows = {}, []
         for g in range(games):

@@ -92,6 +92,11 @@ def kill_windows(header: dict, records: list, side: str, near: float = NEAR) -> 
     def distance(u) -> float:
         return math.hypot(u[f["x"]] - ancient["x"], u[f["y"]] - ancient["y"])
 
+    def creeps_within(units, d: float) -> bool:
+        """Whether one of the side's creeps is alive within `d` of the enemy's ancient."""
+        return any(u[f["type"]] in creeps and u[f["team"]] == team and u[f["alive"]] and distance(u) < d
+                   for u in units)
+
     windows, current, previous_hp = [], None, None
     for r in records:
         units = r["units"]
@@ -102,16 +107,13 @@ def kill_windows(header: dict, records: list, side: str, near: float = NEAR) -> 
         if not foe[f["alive"]]:
             if current is None:
                 current = {"t0": r["t"], "start": distance(me), "closest": distance(me), "creeps": False, "lost": 0.0,
-                           "reached": False,
-                           "creeps_at_kill": any(u[f["type"]] in creeps and u[f["team"]] == team and u[f["alive"]]
-                                                 and distance(u) < 2 * near for u in units)}
+                           "reached": False, "creeps_at_kill": creeps_within(units, 2 * near)}
             else:
                 current["lost"] += max(0.0, previous_hp - hp)
             current["closest"] = min(current["closest"], distance(me))
             if me[f["alive"]]:
                 current["reached"] |= distance(me) < near
-            current["creeps"] |= any(u[f["type"]] in creeps and u[f["team"]] == team and u[f["alive"]]
-                                     and distance(u) < near for u in units)
+            current["creeps"] |= creeps_within(units, near)
         elif current is not None:
             current["lost"] += max(0.0, previous_hp - hp)
             windows.append({**current, "seconds": r["t"] - current["t0"]})

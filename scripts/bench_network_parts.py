@@ -1,7 +1,7 @@
 """Where a learner row's forward and backward go in the Five network, part by part, for a trained module.
 
     python scripts/bench_network_parts.py [--model models/five_5v5_kickstart] [--rows 4000] [--threads 2]
-        [--rounds 3] [--seed 0]
+        [--rounds 3] [--seed 0] [--model-config KEY=VALUE ...]
 
 The module's observations are recorded from scripted-bot games of its own mode (``policies/surgery/output_diff.py``
 ``record_games``: every hero of both teams), cut into sequences of the module's unroll length, as many as make
@@ -15,6 +15,10 @@ loss), its inputs taken from the whole network's forward and detached, so that a
 - ``heads``: the action heads (the primary action's, the target unit's attention over the unit table, the delay's
   and the offsets').
 
+``--model-config KEY=VALUE`` (repeatable) times a network the checkpoint's model config with those keys changed
+(``FiveModelConfig``'s, e.g. ``team_unit_table=true``): a fresh module of the checkpoint's spaces with its observation
+statistics and fresh weights, since the weights of one shape do not fit the other.
+
 Microseconds per row, the median of --rounds, and each part's share of ``whole`` (the parts do not add up to it
 exactly: the team's frame, the reshapes and autograd's bookkeeping between them are ``whole``'s alone). The last line
 of output is a JSON object.
@@ -25,12 +29,14 @@ import argparse
 import json
 import statistics
 import time
+from dataclasses import fields
 
 import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
 
 from policies.league.references import load_module
+from policies.model.five_module import FiveModelConfig
 from policies.model.team_frame import is_dire, to_team_frame
 from policies.surgery.output_diff import record_games
 
@@ -59,6 +65,27 @@ def minibatch(module, rows: int, seed: int, steps: int = 2000) -> dict:
     return {k: torch.as_tensor(np.ascontiguousarray(v)) for k, v in seqs.items()}
 
 
+def with_model_config(module, pairs: list):
+    """A fresh module of `module`'s spaces and model config with the KEY=VALUE `pairs` changed (YAML values), holding
+    `module`'s observation statistics; a ValueError names a malformed pair or a bad key or value."""
+    import yaml
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+    config = dict(module.model_config or {})
+    changed = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{pair!r} is not KEY=VALUE")
+        changed[key] = yaml.safe_load(value)
+    FiveModelConfig.from_dict(changed)  # an unknown key or a bad value names the key and what is allowed
+    config.update(changed)
+    FiveModelConfig.from_dict({k: v for k, v in config.items() if k in {f.name for f in fields(FiveModelConfig)}})
+    fresh = RLModuleSpec(module_class=type(module), observation_space=module.observation_space,
+                         action_space=module.action_space, model_config=config).build()
+    fresh.norm.load_state_dict(module.norm.state_dict())
+    return fresh
+
+
 def part_steps(module, obs: dict) -> dict:
     """{part: a function that runs its forward and backward once}."""
     b, t = obs["global"].shape[:2]
@@ -69,8 +96,8 @@ def part_steps(module, obs: dict) -> dict:
     if module.cfg.team_frame:
         flat = to_team_frame(flat)
     with torch.no_grad():
-        unit_emb, pooled = module._encode_units(flat)
-        x = module._replicas(module._encode_team(flat), unit_emb, pooled, flat).reshape(b, t, -1)
+        table = module._encode_units(flat)
+        x = module._replicas(module._encode_team(flat), table, flat).reshape(b, t, -1)
         o, _ = module.lstm(x, (state["h"].unsqueeze(0), state["c"].unsqueeze(0)))
         o = o.reshape(b * t, -1)
 
@@ -80,11 +107,11 @@ def part_steps(module, obs: dict) -> dict:
         (out[Columns.ACTION_DIST_INPUTS].square().mean() + value.square().mean()).backward()
 
     def units():
-        emb, pool = module._encode_units(flat)
-        (emb.square().mean() + pool.square().mean()).backward()
+        fresh = module._encode_units(flat)
+        (fresh.emb.square().mean() + fresh.pooled.square().mean()).backward()
 
     def team():
-        module._replicas(module._encode_team(flat), unit_emb, pooled, flat).square().mean().backward()
+        module._replicas(module._encode_team(flat), table, flat).square().mean().backward()
 
     x_in = x.clone().requires_grad_(True)
 
@@ -95,7 +122,7 @@ def part_steps(module, obs: dict) -> dict:
     o_in = o.clone().requires_grad_(True)
 
     def heads():
-        module._heads(o_in, unit_emb, flat, dire).square().mean().backward()
+        module._heads(o_in, table, flat, dire).square().mean().backward()
 
     return {"whole": whole, "units": units, "team": team, "lstm": lstm, "heads": heads}
 
@@ -126,12 +153,19 @@ def main(argv=None) -> dict:
     p.add_argument("--threads", type=int, default=2, help="torch threads (the learner's on 2 cores)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--seed", type=int, default=0, help="seed of the recorded games")
+    p.add_argument("--model-config", action="append", default=[], metavar="KEY=VALUE",
+                   help="time the checkpoint's network with this model config key changed (fresh weights)")
     args = p.parse_args(argv)
     for flag in ("rows", "threads", "rounds"):
         if getattr(args, flag) < 1:
             p.error(f"--{flag} must be >= 1, got {getattr(args, flag)}")
     torch.set_num_threads(args.threads)
     module = load_module(args.model, "--model")
+    if args.model_config:
+        try:
+            module = with_model_config(module, args.model_config)
+        except ValueError as e:
+            p.error(f"--model-config: {e}")
     module.train()
     obs = minibatch(module, args.rows, args.seed)
     rows = obs["global"].shape[0] * obs["global"].shape[1]
@@ -143,7 +177,8 @@ def main(argv=None) -> dict:
     print("|---|---|---|")
     for name in PARTS:
         print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |")
-    result = {"model": args.model, "rows": rows, "valid_units_per_row": round(valid, 1), "threads": args.threads,
+    result = {"model": args.model, "model_config": args.model_config, "rows": rows,
+              "valid_units_per_row": round(valid, 1), "threads": args.threads,
               "us_per_row": per_row}
     print(json.dumps(result))
     return result

@@ -26,7 +26,8 @@ def _masked_max(x, mask):
 def _encode(m, obs):
     units = _norm(m.norm["units"], obs["units"])
     valid = obs["unit_valid"] > 0
-    unit_emb = m.unit_mlp(torch.cat([units, m.unit_type_emb(obs["unit_type"].long())], -1))
+    # with a team unit table the MLP reads the team's columns only (computed here for every hero's row all the same)
+    unit_emb = m.unit_mlp(torch.cat([units[..., m.unit_team_columns], m.unit_type_emb(obs["unit_type"].long())], -1))
     enemy = valid & (obs["units"][..., UNIT_IS_ENEMY] > 0.5)
     pooled_units = torch.cat([_masked_max(unit_emb, valid), _masked_max(unit_emb, enemy)], -1)
     heroes = _norm(m.norm["heroes"], obs["heroes"])
@@ -42,7 +43,12 @@ def _encode(m, obs):
     prev_e = torch.cat([emb(prev[..., k].clamp(0, emb.num_embeddings - 1)) for k, emb in enumerate(m.prev_emb)], -1)
     private = m.private_mlp(torch.cat([mini, lanes, prev_e], -1))
     own_units = unit_emb[:, :n]
-    replicas = m.replica_fc(torch.cat([state.unsqueeze(1).expand(-1, n, -1), private, own_units], -1))
+    parts = [state.unsqueeze(1).expand(-1, n, -1), private, own_units]
+    if m.cfg.team_unit_table:  # the hero's own pools over the units, read by every replica of its row
+        near = torch.relu(m.unit_pool_team(unit_emb) + m.unit_pool_hero(units[..., m.unit_hero_columns]))
+        hero_pooled = torch.cat([_masked_max(near, valid), _masked_max(near, enemy)], -1)
+        parts.append(hero_pooled.unsqueeze(1).expand(-1, n, -1))
+    replicas = m.replica_fc(torch.cat(parts, -1))
     return replicas, unit_emb
 
 
@@ -53,6 +59,8 @@ def _heads(m, o, unit_emb, obs):
     primary = torch.bmm(m.action_emb(ids), m.action_query(o).unsqueeze(-1)).squeeze(-1)
     primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
     keys = m.unit_key(unit_emb)
+    if m.cfg.team_unit_table:  # the hero's own unit columns' part of the keys
+        keys = keys + m.unit_key_hero(_norm(m.norm["units"], obs["units"])[..., m.unit_hero_columns])
     gate = torch.sigmoid(m.action_gate(ids))
     unit = torch.einsum("nuk,npk,nk->npu", keys, gate, m.unit_query(o))
     kind = obs["action_unit_kind"].long()

@@ -2,10 +2,12 @@
 backward through that part alone (its own parameters get gradients, the others' none)."""
 from __future__ import annotations
 
+import pytest
+import torch
 from test_training_model import build_module
 
 from moba.env.moba_env import MobaEnv
-from scripts.bench_network_parts import PARTS, measure, minibatch, part_steps
+from scripts.bench_network_parts import PARTS, measure, minibatch, part_steps, with_model_config
 
 OWN = {"units": "unit_mlp.0.weight", "team": "hero_mlp.0.weight", "lstm": "lstm.weight_hh_l0",
        "heads": "action_query.weight"}
@@ -37,3 +39,21 @@ def test_each_part_runs_backward_through_its_own_parameters_only():
         assert with_grad == (set(OWN.values()) if part == "whole" else {OWN[part]}), part
     per_row = measure(module, obs, rounds=1)
     assert set(per_row) == set(PARTS) and all(v > 0 for v in per_row.values())
+
+
+def test_model_config_gives_a_fresh_network_of_that_config_with_the_statistics():
+    module = build_module(MobaEnv({"mode": "5v5"}))
+    obs = minibatch(module, rows=64, seed=0, steps=40)
+    module.update_normalizers(obs, None)
+    team = with_model_config(module, ["team_unit_table=true", "unit_hidden=24"])
+    assert team.cfg.team_unit_table and team.unit_mlp[0].out_features == 24 and not module.cfg.team_unit_table
+    assert torch.equal(team.norm["units"].mean, module.norm["units"].mean)
+    team.train()
+    steps = part_steps(team, obs)
+    team.zero_grad(set_to_none=True)
+    steps["heads"]()
+    assert team.unit_key_hero.weight.grad is not None  # the hero columns' keys are in the heads' part
+    for bad, match in (("team_unit_table", "is not KEY=VALUE"), ("unit_width=3", "unknown key.*unit_width"),
+                       ("team_unit_table=2", "must be true or false")):
+        with pytest.raises(ValueError, match=match):
+            with_model_config(module, [bad])

@@ -12,11 +12,14 @@ from ray.rllib.core.columns import Columns
 from reference_five_network import masked_logit_free, reference_forward
 from test_training_model import build_module, played_game
 
-from policies.model.five_module import FiveModelConfig
+from moba.env.observation import (N_UNIT, TEAM_SHARED_KEYS, UNIT_DISTANCE_TO_ME, UNIT_DX_TO_ME, UNIT_DY_TO_ME,
+                                  UNIT_HERO_COLUMNS, UNIT_IS_ME)
+from policies.model.five_module import FiveModelConfig, table_products
 
 TOLERANCE = 1e-5
 # the default widths but narrow hidden layers, so that the encoder widths are exercised as config keys
 SMALL = {"unit_hidden": 48, "hero_hidden": 40, "private_hidden": 24, "replica_size": 64, "lstm_size": 32}
+TEAM_TABLE = {"team_unit_table": True}
 
 
 def sequences(mode, model=None, seed=1):
@@ -47,7 +50,8 @@ def outputs(module, batch):
 
 
 @pytest.mark.parametrize("mode", ["1v1", "5v5"])
-@pytest.mark.parametrize("model", [{}, SMALL], ids=["default", "small"])
+@pytest.mark.parametrize("model", [{}, SMALL, TEAM_TABLE, {**SMALL, **TEAM_TABLE}],
+                         ids=["default", "small", "team_table", "small_team_table"])
 def test_outputs_equal_the_per_hero_network(mode, model):
     module, batch = sequences(mode, model)
     with torch.no_grad():
@@ -71,9 +75,10 @@ def test_exploration_forward_equals_the_per_hero_network_and_gives_values():
     assert (out["win_prob"] - ref["win_prob"]).abs().max() < TOLERANCE
 
 
-def test_gradients_equal_the_per_hero_network():
+@pytest.mark.parametrize("model", [SMALL, {**SMALL, **TEAM_TABLE}], ids=["small", "small_team_table"])
+def test_gradients_equal_the_per_hero_network(model):
     """In float64, so that the two ways of summing agree to rounding."""
-    module, batch = sequences("5v5", SMALL)
+    module, batch = sequences("5v5", model)
     module.double()
     batch = {Columns.OBS: {k: v.double() if v.is_floating_point() else v for k, v in batch[Columns.OBS].items()},
              Columns.STATE_IN: {k: v.double() for k, v in batch[Columns.STATE_IN].items()}}
@@ -147,3 +152,60 @@ def test_building_the_module_keeps_torchs_deterministic_algorithms_without_the_n
     finally:
         torch.use_deterministic_algorithms(was[0])
         torch.utils.deterministic.fill_uninitialized_memory = was[1]
+
+
+def test_a_teams_heroes_see_the_same_team_keys_and_team_unit_columns():
+    """The observation contract the shared encoders rely on (TEAM_SHARED_KEYS, UNIT_HERO_COLUMNS of
+    moba/env/observation.py): in a 5v5 game, the five heroes of a team hold equal arrays of the team's keys and equal
+    unit rows outside the hero-relative columns, and the hero-relative columns do differ between them."""
+    env, history = played_game("5v5", steps=150)
+    agents = env.possible_agents
+    team_cols = [c for c in range(N_UNIT) if c not in UNIT_HERO_COLUMNS]
+    differs = np.zeros(N_UNIT, bool)
+    for obs in history[::10]:
+        for team in (agents[:5], agents[5:]):
+            first = obs[team[0]]
+            for a in team[1:]:
+                for k in TEAM_SHARED_KEYS:
+                    assert np.array_equal(obs[a][k], first[k]), k
+                assert np.array_equal(obs[a]["units"][:, team_cols], first["units"][:, team_cols])
+                differs |= (obs[a]["units"] != first["units"]).any(0)
+    assert differs[[UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_DISTANCE_TO_ME, UNIT_IS_ME]].all()
+
+
+def test_unit_groups_are_the_teams_at_each_step():
+    module, batch = sequences("5v5", TEAM_TABLE)
+    flat = {k: v[:, :40].reshape(-1, *v.shape[2:]) for k, v in batch[Columns.OBS].items()}  # 10 heroes x 40 steps
+    reps, index = module.unit_groups(flat)
+    assert reps is not None and len(reps) == 2 * 40
+    hero, step = np.divmod(np.arange(400), 40)
+    team = hero // 5
+    index = index.numpy()
+    for i in range(0, 400, 7):
+        assert np.array_equal(index == index[i], (team == team[i]) & (step == step[i]))
+    table = module._encode_units(flat)
+    assert table.emb.shape[0] == 80 and table.pooled.shape[0] == 400  # one table per team and step
+    assert module.unit_mlp[0].in_features == N_UNIT - len(UNIT_HERO_COLUMNS) + module.cfg.categorical_embed
+
+
+def test_table_products_equal_one_product_per_row_with_groups_past_the_stack():
+    """Groups of up to max_group rows are stacked; a larger group (a learner batch's padded steps) takes the per-row
+    path for its rows past max_group; values and gradients equal the per-row products."""
+    g = torch.Generator().manual_seed(0)
+    tables = torch.randn(4, 6, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    index = torch.tensor([2, 0, 2, 2, 1, 2, 0, 2, 3, 2])  # table 2 has 6 rows, past max_group = 3
+    queries = torch.randn(10, 5, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    weights = torch.randn(10, 5, 6, generator=g, dtype=torch.float64)
+    out = table_products(tables, index, queries, max_group=3)
+    ref = torch.bmm(queries, tables[index].transpose(1, 2))
+    assert out.shape == (10, 5, 6) and torch.allclose(out, ref, atol=1e-12)
+    mine = torch.autograd.grad((out * weights).sum(), (tables, queries))
+    theirs = torch.autograd.grad((ref * weights).sum(), (tables, queries))
+    for a, b in zip(mine, theirs):
+        assert torch.allclose(a, b, atol=1e-12)
+
+
+def test_team_unit_table_is_a_switch():
+    assert FiveModelConfig.from_dict({"team_unit_table": True}).team_unit_table
+    with pytest.raises(ValueError, match="'team_unit_table': must be true or false"):
+        FiveModelConfig.from_dict({"team_unit_table": 1})

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from moba.env.moba_env import MobaEnv
-from moba.env.observation import (GLOBAL_TIME, N_ACTION_IDS, N_GLOBAL, SCOREBOARD_OWN_TEAM_KILLS,
-                                 SCOREBOARD_OWN_TEAM_LAST_HITS, UNIT_SHIELD)
+from moba.env.observation import (GLOBAL_TIME, N_ACTION_IDS, N_GLOBAL, N_UNIT, SCOREBOARD_OWN_TEAM_KILLS,
+                                 SCOREBOARD_OWN_TEAM_LAST_HITS, UNIT_DISTANCE_TO_ME, UNIT_HERO_COLUMNS, UNIT_SHIELD)
 from moba.game.state import H_KILLS, H_LH
 from policies.surgery.output_diff import max_output_diff, pad_actions, record_games
 from policies.surgery.weights import (NetworkShape, SurgeryError, add_observation_features, add_primary_action, apply,
@@ -382,3 +382,35 @@ def test_restore_config_errors_name_the_field(tmp_path):
         validate({"init": {"lr_hold_iterations": -1}})
     with pytest.raises(ValueError, match=r"config 'schedules.new_action_share': values must be in \[0.0, 1.0\]"):
         validate({"schedules": {"new_action_share": 2}})
+
+
+def test_a_team_unit_table_widens_and_drops_a_column_of_either_kind_exactly():
+    """A module with one unit table per team (model.team_unit_table) in 5v5: its unit MLP reads the team's unit columns,
+    the target head's keys and the hero's own pools the hero columns; widening its layers and feeding a unit column of
+    either kind as a constant (units.shield: the MLP's; units.distance_to_me: the keys' and the pools') keep every
+    output."""
+    team = {**SMALL, "team_unit_table": True}
+    five, five_const = {"mode": "5v5"}, {"mode": "5v5", "constant_observations": ["units.shield",
+                                                                                  "units.distance_to_me"]}
+    base, const = record_games([five, five_const], steps=120, seed=0)
+    shape = NetworkShape.of(team, five)
+    module = shape.build_module(1)
+    module.update_normalizers({k: torch.as_tensor(v) for k, v in base.items()}, None)
+    grow = {"unit_hidden": 48, "action_embed": 24, "unit_embed": 24, "unit_hero_pool": 24}
+    wider = {**team, **grow}
+    state, changes = widen(module.get_state(), shape, grow)
+    assert {"unit_key_hero.weight", "unit_pool_team.weight", "unit_pool_hero.weight"} <= {c.name for c in changes}
+    d = max_output_diff(module, rebuilt(NetworkShape.of(wider, five), state), base)
+    assert d["observations"] >= 1000 and d["all"] < TOLERANCE, d
+    const_shape = NetworkShape.of(team, five_const)
+    assert [c.name for c in plan(shape, const_shape)] == ["unit_mlp.0.weight", "unit_key_hero.weight",
+                                                          "unit_pool_hero.weight"]
+    state, changes = remove_observation_feature(module.get_state(), shape, five_const)
+    for name in ("unit_key_hero.weight", "unit_pool_hero.weight"):
+        assert np.all(np.asarray(state[name])[:, UNIT_HERO_COLUMNS.index(UNIT_DISTANCE_TO_ME)] == 0)
+    team_cols = [c for c in range(N_UNIT) if c not in UNIT_HERO_COLUMNS]
+    assert np.all(np.asarray(state["unit_mlp.0.weight"])[:, team_cols.index(UNIT_SHIELD)] == 0)
+    d = max_output_diff(module, rebuilt(const_shape, state), const)
+    assert d["all"] < TOLERANCE, d
+    with pytest.raises(SurgeryError, match="model.team_unit_table: True -> False changes what the network computes"):
+        plan(shape, NetworkShape.of(SMALL, five))

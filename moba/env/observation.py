@@ -138,6 +138,10 @@ UNIT_FEATURES = (
  UNIT_TIME_SINCE_LAST_ATTACK, UNIT_AM_I_TARGETING, UNIT_IS_TARGETING_ME, UNIT_STUN_REMAINING, UNIT_SLOW_FRACTION,
  UNIT_SHIELD, UNIT_INVULNERABLE, UNIT_LEVEL_OR_TIER, UNIT_DENIABLE, UNIT_IN_MY_ATTACK_RANGE, N_UNIT) = range(32)
 _check_columns(UNIT_FEATURES, "UNIT_", N_UNIT)
+# the unit columns that depend on which hero of the team observes; every other column of a unit row is the team's (its
+# vision), the same in the observations of all the team's heroes
+UNIT_HERO_COLUMNS = (UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_DISTANCE_TO_ME, UNIT_IS_ME, UNIT_AM_I_TARGETING,
+                     UNIT_IS_TARGETING_ME, UNIT_IN_MY_ATTACK_RANGE)
 
 ABILITY_FEATURES = (  # HERO_FEATURES holds this block once per ability k ({k} in a source: k)
     ("level", "level", "hi[H_AB{k}]"),

@@ -31,6 +31,14 @@ per-hero computation, tests/reference_five_network.py):
 - Only valid unit rows go through the unit MLP; an empty row's embedding is the same for every empty row (its input is
   all zeros), so it is computed once. The unit-type embedding enters the first layer as a table lookup.
 - The gated attention keys are folded into the queries (one matmul per primary action instead of one per unit).
+
+With ``team_unit_table`` (a model option, not Five's network) the unit encoder reads only the team's columns of the
+unit rows (all but ``UNIT_HERO_COLUMNS``: a team's heroes see the same units in the same rows), so one table per team
+and step serves the five heroes: rows with equal unit inputs are grouped as the team inputs are (``unit_groups``), the
+MLP and its pools run once per group, and the target head multiplies each table once by the stacked queries of its
+heroes (``table_products``). The hero columns (its distance to each unit, whether it targets it or is targeted) enter
+the target head's keys as a linear term of their own (``unit_key_hero``); the replicas read the team's pools and the
+hero's own row, and the hero's surroundings through its private nearby map.
 """
 from __future__ import annotations
 
@@ -47,13 +55,14 @@ from torch import nn
 
 from moba.env.actions import A_NOOP, N_OFFSETS, action_sizes
 from moba.env.observation import (GLOBAL_FEATURES, HERO_FEATURES, LANE_FEATURES, MINIMAP_CHANNELS, MINIMAP_N,
-                                  N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_FEATURES, UNIT_IS_ENEMY, feature_names)
+                                  N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_FEATURES, UNIT_HERO_COLUMNS, UNIT_IS_ENEMY,
+                                  feature_names)
 from moba.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
 from policies.model.action_distribution import FiveActionDistribution
-from policies.model.normalization import RunningNorm
+from policies.model.normalization import NORM_CLIP, RunningNorm
 from policies.model.team_frame import flip_offsets, is_dire, to_team_frame
 
 MASK_VALUE = -1e9  # masked logits: a large negative number, never -inf
@@ -62,9 +71,11 @@ WIN_PROB = "win_prob"
 CROSS_HERO_POOL_FRACTION = 0.25  # app. H: max-pool the first 25% of the vector across the five replicas
 # the observation keys the team encoder reads: all of them are the same for every hero of a team (TEAM_SHARED_KEYS)
 TEAM_ENCODER_KEYS = ("global", "heroes", "hero_id", "hero_items") + PRIVATE_KEYS
+# the observation keys the team unit table reads (FiveModelConfig.team_unit_table): of "units" only the team's columns
+UNIT_TABLE_KEYS = ("units", "unit_type", "unit_valid")
 
 
-BOOL_FIELDS = ("team_frame",)  # FiveModelConfig's switches; every other field is a positive int
+BOOL_FIELDS = ("team_frame", "team_unit_table")  # FiveModelConfig's switches; every other field is a positive int
 
 
 @dataclass
@@ -85,6 +96,16 @@ class FiveModelConfig:
     # Dire's observations turned 180 degrees into Radiant's frame and the offsets turned back (team_frame.py); not in
     # Five (Dota's map is not symmetric). Off by default: a module trained without it reads the map's frame.
     team_frame: bool = False
+    # One unit table per team and step instead of one per hero: the unit MLP, its pools and the target head's keys
+    # read only the team's columns of a unit row (all but UNIT_HERO_COLUMNS, the same for every hero of a team), and the
+    # hero's own columns (its distance to the unit, whether it targets it, ...) enter the target head's keys through
+    # a linear term of their own. In 5v5 the unit encoder was three quarters of a learner row (docs/performance.md);
+    # this computes it once for the team's five heroes. Not in Five (whose unit encoder is per hero); off by default,
+    # and a module trained with one table cannot load weights of the other.
+    team_unit_table: bool = False
+    # with team_unit_table: the width of the hero's own pools over the units (all, enemies), from the team table and the
+    # hero columns, that the replica layer reads beside the team's pools (the hero's view of what is near it)
+    unit_hero_pool: int = 16
 
     @classmethod
     def from_dict(cls, d: dict) -> "FiveModelConfig":
@@ -111,6 +132,50 @@ def gated_unit_logits(unit_emb, key_weight, key_bias, gate, query):
     return torch.bmm(gated @ key_weight, unit_emb.transpose(1, 2)) + (gated @ key_bias).unsqueeze(-1)
 
 
+def table_products(tables, index, queries, max_group: int):
+    """queries[n] @ tables[index[n]].T for every row n: (N, P, U) from tables (K, U, E), index (N,) and queries
+    (N, P, E), without a (N, U, E) copy of the tables: the rows of one table, up to `max_group` of them, are stacked and
+    multiplied with it in one product; the rest (a learner batch's zero-padded steps share one table) one row at a
+    time."""
+    n, p, e = queries.shape
+    k = tables.shape[0]
+    counts = torch.bincount(index, minlength=k)
+    order = torch.argsort(index, stable=True)
+    rank = torch.empty_like(index)
+    rank[order] = torch.arange(n, device=index.device) - (counts.cumsum(0) - counts)[index[order]]
+    largest = int(counts.max())
+    s = min(largest, max_group)
+    if largest <= max_group:
+        stacked = queries.new_zeros(k, s, p, e).index_put((index, rank), queries)
+    else:
+        fits = rank < s
+        stacked = queries.new_zeros(k, s, p, e).index_put((index[fits], rank[fits]), queries[fits])
+    out = torch.bmm(stacked.reshape(k, s * p, e), tables.transpose(1, 2)).reshape(k, s, p, -1)
+    out = out[index, rank.clamp(max=s - 1)]
+    if largest > max_group:
+        rest = (rank >= s).nonzero().squeeze(1)
+        out = out.index_put((rest,), torch.bmm(queries[rest], tables[index[rest]].transpose(1, 2)))
+    return out
+
+
+@dataclass
+class UnitTable:
+    """The unit encoder's output for N rows. `emb` (K, U, E): K tables of unit embeddings, `index` (N,) the table of
+    each row (None: row n reads table n); `pooled` (N, 2E): each row's max-pools over its valid units and over the
+    enemies; `hero_columns` (N, U, len(UNIT_HERO_COLUMNS)): each row's hero-relative unit columns, normalized, and
+    `hero_pooled` (N, 2 unit_hero_pool): each row's own pools over the units (team tables only, else None)."""
+    emb: torch.Tensor
+    index: torch.Tensor | None
+    pooled: torch.Tensor
+    hero_columns: torch.Tensor | None = None
+    hero_pooled: torch.Tensor | None = None
+
+    def own(self, n: int) -> torch.Tensor:
+        """(N, n, E): the embeddings of the team's heroes' rows (the first n unit rows) as each row sees them."""
+        own = self.emb[:, :n]
+        return own if self.index is None else own[self.index]
+
+
 def _mlp(sizes):
     layers = []
     for a, b in zip(sizes[:-1], sizes[1:]):
@@ -118,10 +183,38 @@ def _mlp(sizes):
     return nn.Sequential(*layers)
 
 
-def _team_fingerprint_weights(space, keys, seed=0):
-    """Fixed random projections (float64) of the team encoder's inputs, one vector per key."""
+def _fingerprint_weights(space, keys, seed=0, zero_columns=None):
+    """Fixed random projections (float64) of a group's inputs, one vector per key; `zero_columns` {key: last-axis
+    columns}: columns the projection leaves out (weight 0)."""
     g = torch.Generator().manual_seed(seed)
-    return {k: torch.randn(int(np.prod(space[k].shape)), generator=g, dtype=torch.float64) for k in keys}
+    out = {}
+    for k in keys:
+        w = torch.randn(space[k].shape, generator=g, dtype=torch.float64)
+        if zero_columns and k in zero_columns:
+            w[..., list(zero_columns[k])] = 0.0
+        out[k] = w.flatten()
+    return out
+
+
+def _group_rows(flat: dict, weights: dict, ignored: dict | None = None):
+    """(representatives, index) of rows (flat: {key: (N, D)}) whose inputs are all equal, found by a fixed random
+    projection (weights: {key: (D,)}) and checked for exact equality outside the `ignored` {key: (D,) bool} entries;
+    (None, None) when every row is its own group or on a projection collision."""
+    n = next(iter(flat.values())).shape[0]
+    fingerprint = sum(x.double() @ weights[k] for k, x in flat.items())
+    _, index = torch.unique(fingerprint, return_inverse=True)
+    k = int(index.max()) + 1
+    if k == n:
+        return None, None
+    rows = torch.arange(n, device=index.device)
+    reps = torch.full((k,), n, dtype=torch.long, device=index.device).scatter_reduce(0, index, rows, "amin")
+    for key, x in flat.items():
+        differs = x != x[reps][index]
+        if ignored and key in ignored:
+            differs = differs & ~ignored[key]
+        if bool(differs.any()):  # a projection collision: no sharing
+            return None, None
+    return reps, index
 
 
 class FiveRLModule(TorchRLModule, ValueFunctionAPI):
@@ -153,7 +246,11 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             "private_minimap": RunningNorm(N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N),
             "private_lanes": RunningNorm(sp["private_lanes"].shape[1])})
         self.unit_type_emb = nn.Embedding(N_UNIT_TYPES + 1, e)
-        self.unit_mlp = _mlp([n_unit + e, cfg.unit_hidden, cfg.unit_embed])
+        hero_cols = list(UNIT_HERO_COLUMNS) if cfg.team_unit_table else []
+        team_cols = [c for c in range(n_unit) if c not in hero_cols]
+        self.register_buffer("unit_team_columns", torch.tensor(team_cols, dtype=torch.long), persistent=False)
+        self.register_buffer("unit_hero_columns", torch.tensor(hero_cols, dtype=torch.long), persistent=False)
+        self.unit_mlp = _mlp([len(team_cols) + e, cfg.unit_hidden, cfg.unit_embed])
         self.hero_id_emb = nn.Embedding(len(HEROES) + 1, e)
         self.item_emb = nn.Embedding(len(ITEMS) + 1, e, padding_idx=0)
         self.hero_mlp = _mlp([n_hero_feat + 2 * e, cfg.hero_hidden, cfg.hero_embed])
@@ -168,7 +265,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         # the replica layer's input, in order: global, pooled units (all, enemies), pooled heroes (allies, enemies),
         # private, own unit embedding
         self.replica_parts = (cfg.global_embed, 2 * cfg.unit_embed, 2 * cfg.hero_embed, cfg.private_embed,
-                              cfg.unit_embed)
+                              cfg.unit_embed) + ((2 * cfg.unit_hero_pool,) if cfg.team_unit_table else ())
         self.replica_fc = _mlp([sum(self.replica_parts), cfg.replica_size])
         self.pool_size = int(cfg.replica_size * CROSS_HERO_POOL_FRACTION)
         self.lstm = nn.LSTM(cfg.replica_size + self.pool_size, cfg.lstm_size, batch_first=True)
@@ -176,6 +273,10 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.action_emb = nn.Embedding(self.n_action_ids, cfg.action_embed)
         self.action_query = nn.Linear(h, cfg.action_embed)
         self.unit_key = nn.Linear(cfg.unit_embed, cfg.action_embed)
+        if cfg.team_unit_table:  # the hero's own unit columns' part of the target head's keys, and its own pools
+            self.unit_key_hero = nn.Linear(len(hero_cols), cfg.action_embed, bias=False)
+            self.unit_pool_team = nn.Linear(cfg.unit_embed, cfg.unit_hero_pool)
+            self.unit_pool_hero = nn.Linear(len(hero_cols), cfg.unit_hero_pool, bias=False)
         self.unit_query = nn.Linear(h, cfg.action_embed)
         self.action_gate = nn.Embedding(self.n_action_ids, cfg.action_embed)  # the learned per-action mask of figure 18
         self.delay_head = nn.Linear(h, N_DELAYS)
@@ -188,8 +289,14 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
                              persistent=False)
         self.register_buffer("reads_offset_table", torch.tensor(TARGET_TYPE_READS_OFFSET, dtype=torch.bool),
                              persistent=False)
-        for k, w in _team_fingerprint_weights(sp, TEAM_ENCODER_KEYS).items():
+        for k, w in _fingerprint_weights(sp, TEAM_ENCODER_KEYS).items():
             self.register_buffer(f"_fingerprint_{k}", w, persistent=False)
+        if cfg.team_unit_table:
+            for k, w in _fingerprint_weights(sp, UNIT_TABLE_KEYS, seed=1, zero_columns={"units": hero_cols}).items():
+                self.register_buffer(f"_unit_fingerprint_{k}", w, persistent=False)
+            ignored = torch.zeros(sp["units"].shape, dtype=torch.bool)
+            ignored[:, hero_cols] = True
+            self.register_buffer("_unit_fingerprint_ignored", ignored.flatten(), persistent=False)
 
     # ---- RLlib plumbing ----------------------------------------------------------------------------------------------
     @override(TorchRLModule)
@@ -262,36 +369,53 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         if self.cfg.team_frame:
             dire = is_dire(flat)
             flat = to_team_frame(flat)
-        unit_emb, pooled_units = self._encode_units(flat)
-        x = self._replicas(self._encode_team(flat), unit_emb, pooled_units, flat).reshape(b, t, -1)
+        units = self._encode_units(flat)
+        x = self._replicas(self._encode_team(flat), units, flat).reshape(b, t, -1)
         st = batch[Columns.STATE_IN]
         o, (h, c) = self.lstm(x, (st["h"].unsqueeze(0), st["c"].unsqueeze(0)))
         state_out = {"h": h.squeeze(0), "c": c.squeeze(0)}
         if not heads:
             return None, o, state_out
-        out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), unit_emb, flat, dire).reshape(b, t, -1)}
+        out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), units, flat, dire).reshape(b, t, -1)}
         return out, o, state_out
 
-    def _encode_units(self, obs):
-        """Unit embeddings (N, U, E) and the max-pools over the valid units and over the enemies (N, 2E). Only valid
-        rows go through the unit MLP. In the embeddings, the rows of the team's heroes hold an empty row's embedding
-        when the hero is dead (the replicas read them); the other rows without a unit hold 0 (the heads mask them)."""
+    def _encode_units(self, obs) -> UnitTable:
+        """The unit embeddings and their max-pools over the valid units and over the enemies. Only valid rows go
+        through the unit MLP. In the embeddings, the rows of the team's heroes hold an empty row's embedding when the
+        hero is dead (the replicas read them); the other rows without a unit hold 0 (the heads mask them). With
+        `team_unit_table` the table is computed once per group of rows with equal team unit columns
+        (``unit_groups``), from those columns only."""
         units, valid = obs["units"], obs["unit_valid"] > 0
+        reps, index = self.unit_groups(obs) if self.cfg.team_unit_table else (None, None)
+        hero_columns = None
+        if self.cfg.team_unit_table:
+            mean, inv_std = self.norm["units"]._scale(units.dtype)
+            cols = self.unit_hero_columns
+            hero_columns = ((units[..., cols] - mean[cols]) * inv_std[cols]).clamp_(-NORM_CLIP, NORM_CLIP)
+        if reps is not None:
+            units, valid, unit_type = units[reps], valid[reps], obs["unit_type"][reps]
+        else:
+            unit_type = obs["unit_type"]
         first, second = self.unit_mlp[0], self.unit_mlp[2]
-        n_feat = units.shape[-1]
+        team_cols = self.unit_team_columns
+        n_feat = len(team_cols)
         # the first layer on [features, type embedding] as one matmul of [features, one-hot type]: the embedding's part
         # (and the bias) become a (types, hidden) table
         type_table = F.linear(self.unit_type_emb.weight, first.weight[:, n_feat:], first.bias)
         weight = torch.cat([first.weight[:, :n_feat], type_table.T], 1)
+        every_column = n_feat == units.shape[-1]
 
         def mlp(x, unit_type):
             onehot = F.one_hot(unit_type.long(), type_table.shape[0]).to(x.dtype)
+            x = self.norm["units"](x)
+            if not every_column:
+                x = x[:, team_cols]
             # in-place ReLUs on the fresh matmul outputs: the (M, hidden) tensors are the largest of the network
-            hidden = F.relu(F.linear(torch.cat([self.norm["units"](x), onehot], -1), weight), inplace=True)
+            hidden = F.relu(F.linear(torch.cat([x, onehot], -1), weight), inplace=True)
             return F.relu(second(hidden), inplace=True)
 
         rows, cols = valid.nonzero(as_tuple=True)  # row-major: rows ascending, as segment_reduce needs
-        emb = mlp(units[rows, cols], obs["unit_type"][rows, cols])  # (M, E)
+        emb = mlp(units[rows, cols], unit_type[rows, cols])  # (M, E)
         # the pools: ReLU outputs are >= 0, so a max starting from 0 is the max over the segment (0 when empty)
         enemy = units[rows, cols, UNIT_IS_ENEMY] > 0.5
         pooled = torch.cat([
@@ -301,8 +425,26 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         n, u = valid.shape
         unit_emb = units.new_zeros(n, u, emb.shape[-1], dtype=emb.dtype)
         # an empty row is all zeros of type 0: one embedding for all of them
-        unit_emb[:, :self.team_size] = mlp(units.new_zeros(1, n_feat), torch.zeros(1, device=units.device))
-        return unit_emb.index_put((rows, cols), emb), pooled
+        unit_emb[:, :self.team_size] = mlp(units.new_zeros(1, units.shape[-1]), torch.zeros(1, device=units.device))
+        unit_emb = unit_emb.index_put((rows, cols), emb)
+        hero_pooled = None
+        if self.cfg.team_unit_table:  # the hero's own pools: the team table's projection and its hero columns
+            team_part = self.unit_pool_team(unit_emb)
+            near = F.relu(self.unit_pool_hero(hero_columns) + (team_part if index is None else team_part[index]))
+            valid_rows = (obs["unit_valid"] > 0).unsqueeze(-1).to(near.dtype)
+            enemy_rows = valid_rows * (obs["units"][..., UNIT_IS_ENEMY:UNIT_IS_ENEMY + 1] > 0.5).to(near.dtype)
+            hero_pooled = torch.cat([(near * valid_rows).amax(1), (near * enemy_rows).amax(1)], -1)
+        return UnitTable(unit_emb, index, pooled if index is None else pooled[index], hero_columns, hero_pooled)
+
+    def unit_groups(self, obs):
+        """(representatives, index) of a batch of rows as ``team_groups``, by the unit table's inputs (the team's
+        columns of the unit rows, the unit types, the valid flags): the rows of one team at one step."""
+        n = obs["units"].shape[0]
+        if self.team_size == 1 or n < 2:
+            return None, None
+        flat = {k: obs[k].reshape(n, -1) for k in UNIT_TABLE_KEYS}
+        weights = {k: getattr(self, f"_unit_fingerprint_{k}") for k in UNIT_TABLE_KEYS}
+        return _group_rows(flat, weights, {"units": self._unit_fingerprint_ignored})
 
     def team_groups(self, obs):
         """(representatives, index) of a batch of rows (obs: N, ...): the rows whose team encoder inputs are all equal
@@ -313,16 +455,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         if self.team_size == 1 or n < 2:
             return None, None
         flat = {k: obs[k].reshape(n, -1) for k in TEAM_ENCODER_KEYS}
-        fingerprint = sum(x.double() @ getattr(self, f"_fingerprint_{k}") for k, x in flat.items())
-        _, index = torch.unique(fingerprint, return_inverse=True)
-        k = int(index.max()) + 1
-        if k == n:
-            return None, None
-        rows = torch.arange(n, device=index.device)
-        reps = torch.full((k,), n, dtype=torch.long, device=index.device).scatter_reduce(0, index, rows, "amin")
-        if any(bool((x != x[reps][index]).any()) for x in flat.values()):  # a projection collision: no sharing
-            return None, None
-        return reps, index
+        return _group_rows(flat, {k: getattr(self, f"_fingerprint_{k}") for k in TEAM_ENCODER_KEYS})
 
     def _encode_team(self, obs):
         """The team part of every replica's pre-activation (N, n, R), computed once per group of equal team inputs:
@@ -342,27 +475,31 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         prev_e = torch.cat([emb(prev[..., k].clamp(0, emb.num_embeddings - 1))
                             for k, emb in enumerate(self.prev_emb)], -1)
         private = self.private_mlp(torch.cat([mini, lanes, prev_e], -1))  # (K, n, P)
-        w_glob, _, w_heroes, w_private, _ = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
+        w_glob, _, w_heroes, w_private = self.replica_fc[0].weight.split(self.replica_parts, dim=1)[:4]
         team = F.linear(glob, w_glob, self.replica_fc[0].bias) + F.linear(pooled_heroes, w_heroes)
         team = team.unsqueeze(1) + F.linear(private, w_private)  # (K, n, R)
         return team if index is None else team[index]
 
-    def _replicas(self, team, unit_emb, pooled_units, obs):
+    def _replicas(self, team, units: UnitTable, obs):
         """The LSTM input (N, R + pool): this hero's replica and the cross-hero pool of the first quarter of all the
-        team's replicas. Adds the per-hero parts (pooled units, own unit embedding) to the team part."""
-        _, w_units, _, _, w_own = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
+        team's replicas. Adds the per-hero parts (pooled units, own unit embedding; the hero's own pools with a team
+        unit table) to the team part."""
+        parts = self.replica_fc[0].weight.split(self.replica_parts, dim=1)
+        w_units, w_own = parts[1], parts[4]
         n, pool = self.team_size, self.pool_size
         me = obs["me"]
         mine_index = me.argmax(-1)
         rows = torch.arange(me.shape[0], device=me.device)
-        per_hero = F.linear(pooled_units, w_units)  # (N, R)
-        own = unit_emb[:, :n]  # the team's heroes occupy the first n unit rows
+        per_hero = F.linear(units.pooled, w_units)  # (N, R)
+        if units.hero_pooled is not None:
+            per_hero = per_hero + F.linear(units.hero_pooled, parts[5])
+        own = units.own(n)  # the team's heroes occupy the first n unit rows
         mine = F.relu(team[rows, mine_index] + per_hero + F.linear(own[rows, mine_index], w_own))
         mine = mine * me.sum(-1, keepdim=True).to(mine.dtype)  # a zero-padded step has no "me": its replica is 0
         pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
         return torch.cat([mine, pooled], -1)
 
-    def _heads(self, o, unit_emb, obs, dire=None):
+    def _heads(self, o, units: UnitTable, obs, dire=None):
         """The action distribution's inputs; `dire` (N,) marks the rows of Dire heroes in the team's frame, whose
         offsets are turned back into the map's frame (None: the map's frame)."""
         ids = obs["action_id"].long()  # (N, P)
@@ -374,7 +511,17 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         primary = torch.gather(self.action_query(o) @ self.action_emb.weight.T, 1, ids)  # (N, P)
         primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
         gate = torch.sigmoid(self.action_gate.weight)[ids]  # (N, P, K): the sigmoid on the table, then the lookup
-        unit = gated_unit_logits(unit_emb, self.unit_key.weight, self.unit_key.bias, gate, self.unit_query(o))
+        query = self.unit_query(o)
+        if units.hero_columns is None:
+            unit = gated_unit_logits(units.emb, self.unit_key.weight, self.unit_key.bias, gate, query)
+        else:  # gated_unit_logits with the keys' hero part (hero columns) and each table multiplied once by its rows
+            e = units.emb.shape[-1]
+            weight = torch.cat([self.unit_key.weight, self.unit_key_hero.weight, self.unit_key.bias.unsqueeze(1)], 1)
+            folded = (gate * query.unsqueeze(1)) @ weight  # (N, P, E + hero columns + 1)
+            team_part = (torch.bmm(folded[..., :e], units.emb.transpose(1, 2)) if units.index is None
+                         else table_products(units.emb, units.index, folded[..., :e], self.team_size))
+            unit = (team_part + torch.bmm(folded[..., e:-1], units.hero_columns.transpose(1, 2))
+                    + folded[..., -1:])
         kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)
         umask = obs["unit_masks"] > 0  # (N, kinds, U)
         per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))

@@ -33,7 +33,8 @@ import torch
 
 from moba.env.actions import ACTION_KEYS, N_OFFSETS, N_PRIMARY
 from moba.env.config import EnvConfig
-from moba.env.observation import MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, column_names, table_columns
+from moba.env.observation import (MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, UNIT_HERO_COLUMNS, column_names,
+                                  table_columns)
 from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
@@ -60,7 +61,7 @@ OBS_CONSUMERS = {"global": "global_mlp.0", "units": "unit_mlp.0", "heroes": "her
 MINIMAP_SIZE = N_MINIMAP_CHANNELS * MINIMAP_N * MINIMAP_N
 # tensors whose new rows must stay 0 even though they are a layer's outputs: the attention keys of new action_embed
 # dimensions (the gated product query * gate * key has no outgoing weight to zero; a zero key makes it 0)
-ZERO_NEW_ROWS = ("unit_key.weight", "unit_key.bias")
+ZERO_NEW_ROWS = ("unit_key.weight", "unit_key.bias", "unit_key_hero.weight")
 # embeddings whose new dimensions must stay 0: the action embeddings (their dot product with the query has no outgoing
 # weight either)
 ZERO_NEW_DIMS = ("action_emb.weight",)
@@ -176,8 +177,13 @@ class NetworkShape:
                 out[f"norm.{key}.{stat}"] = (obs(key),)
         for stat in ("count", "mean", "m2"):
             out[f"norm.private_minimap.{stat}"] = (fixed("minimap", MINIMAP_SIZE),)
+        # a team unit table (FiveModelConfig.team_unit_table): the unit MLP reads the team's columns, and the target
+        # head's keys the hero columns
+        hero_cols = set(UNIT_HERO_COLUMNS) if c.team_unit_table else set()
+        unit_team = tuple(x for j, x in enumerate(obs("units")) if j not in hero_cols)
+        unit_hero = tuple(x for j, x in enumerate(obs("units")) if j in hero_cols)
         layers = {  # name: (output labels, input labels)
-            "unit_mlp.0": (units("unit_hidden", c.unit_hidden), obs("units") + e("unit_type")),
+            "unit_mlp.0": (units("unit_hidden", c.unit_hidden), unit_team + e("unit_type")),
             "unit_mlp.2": (units("unit_embed", c.unit_embed), units("unit_hidden", c.unit_hidden)),
             "hero_mlp.0": (units("hero_hidden", c.hero_hidden), obs("heroes") + e("hero_id") + e("items")),
             "hero_mlp.2": (units("hero_embed", c.hero_embed), units("hero_hidden", c.hero_hidden)),
@@ -191,7 +197,9 @@ class NetworkShape:
                              + units("unit_embed", c.unit_embed, "enemies")
                              + units("hero_embed", c.hero_embed, "allies")
                              + units("hero_embed", c.hero_embed, "enemies")
-                             + units("private_embed", c.private_embed) + units("unit_embed", c.unit_embed, "own")),
+                             + units("private_embed", c.private_embed) + units("unit_embed", c.unit_embed, "own")
+                             + ((units("unit_hero_pool", c.unit_hero_pool, "all")
+                                 + units("unit_hero_pool", c.unit_hero_pool, "enemies")) if c.team_unit_table else ())),
             "action_query": (q, h), "unit_key": (q, units("unit_embed", c.unit_embed)), "unit_query": (q, h),
             "delay_head": (fixed("delay", N_DELAYS), h), "offset_x_head": (fixed("offset", 9), h),
             "offset_y_head": (fixed("offset", 9), h), "value_head": (fixed("value", 1), h),
@@ -200,6 +208,12 @@ class NetworkShape:
         for name, (rows, inputs) in layers.items():
             out[f"{name}.weight"] = (rows, inputs)
             out[f"{name}.bias"] = (rows,)
+        if c.team_unit_table:
+            hero_pool = units("unit_hero_pool", c.unit_hero_pool)
+            out["unit_key_hero.weight"] = (q, unit_hero)
+            out["unit_pool_team.weight"] = (hero_pool, units("unit_embed", c.unit_embed))
+            out["unit_pool_team.bias"] = (hero_pool,)
+            out["unit_pool_hero.weight"] = (hero_pool, unit_hero)
         out["lstm.weight_ih_l0"] = (lstm, units("replica_size", c.replica_size) + units("replica_size", pool, "pool"))
         out["lstm.weight_hh_l0"] = (lstm, h)
         out["lstm.bias_ih_l0"] = out["lstm.bias_hh_l0"] = (lstm,)
@@ -326,10 +340,9 @@ def plan(old: NetworkShape, new: NetworkShape) -> list[Change]:
     columns = column_names(new.observation_groups)
     for col in new.constant_observations:
         if col not in old.constant_observations:
-            key, _ = columns[col]
-            layer = OBS_CONSUMERS[key]
-            changes.append(Change(f"{layer}.weight", tuple(map(len, new_l[f"{layer}.weight"])),
-                                  tuple(map(len, new_l[f"{layer}.weight"])), f"{REMOVE_OBS} ({col})"))
+            for weight, _, _ in _column_readers(*columns[col], new.cfg.team_unit_table):
+                changes.append(Change(weight, tuple(map(len, new_l[weight])), tuple(map(len, new_l[weight])),
+                                      f"{REMOVE_OBS} ({col})"))
     if not changes:
         changed = sorted(k for k in set(old.model) | set(new.model) if old.model.get(k) != new.model.get(k))
         raise SurgeryError(f"the new config changes no weight (model keys changed: {changed or 'none'}): nothing for "
@@ -376,21 +389,35 @@ def apply(state: dict, old: NetworkShape, new: NetworkShape, seed: int = 0) -> t
     return out, changes
 
 
+def _column_readers(key: str, col: int, team_unit_table: bool) -> list[tuple[str, str, int]]:
+    """[(weight, bias, input index)]: the layers that read column `col` of observation `key`, and where. With a team
+    unit table a hero column of the units is read by the target head's keys (unit_key_hero, whose constant part is
+    unit_key's bias) and by the hero's own pools (unit_pool_hero, whose constant part is unit_pool_team's bias), and
+    the unit MLP reads the other columns."""
+    if key == "units" and team_unit_table:
+        if col in UNIT_HERO_COLUMNS:
+            j = UNIT_HERO_COLUMNS.index(col)
+            return [("unit_key_hero.weight", "unit_key.bias", j), ("unit_pool_hero.weight", "unit_pool_team.bias", j)]
+        return [("unit_mlp.0.weight", "unit_mlp.0.bias", col - sum(c < col for c in UNIT_HERO_COLUMNS))]
+    layer = OBS_CONSUMERS[key]
+    return [(f"{layer}.weight", f"{layer}.bias", col + (MINIMAP_SIZE if key == "private_lanes" else 0))]
+
+
 def _fold_constant(state: dict, key: str, col: int):
     """The column `col` of observation `key` becomes the constant 0: its normalized value's contribution moves into the
-    bias of the layer that reads it, its weights become 0, and its statistics mean 0 and m2 0, so that its normalized
+    bias of each layer that reads it, its weights become 0, and its statistics mean 0 and m2 0, so that its normalized
     value stays exactly 0 (and its weights get no gradient) however the statistics are updated."""
-    layer = OBS_CONSUMERS[key]
-    offset = MINIMAP_SIZE if key == "private_lanes" else 0
-    t = {k: _tensor(state[k]) for k in (f"{layer}.weight", f"{layer}.bias", f"norm.{key}.count",
-                                         f"norm.{key}.mean", f"norm.{key}.m2")}
+    readers = _column_readers(key, col, "unit_key_hero.weight" in state)
+    names = [name for weight, bias, _ in readers for name in (weight, bias)]
+    t = {k: _tensor(state[k]) for k in names + [f"norm.{key}.count", f"norm.{key}.mean", f"norm.{key}.m2"]}
     count, mean, m2 = (t[f"norm.{key}.{s}"][col].double() for s in ("count", "mean", "m2"))
     std = torch.sqrt(m2 / (count - 1).clamp_min(1.0)).clamp_min(NORM_EPS) if count >= 2 else torch.ones((),
                                                                                                       dtype=torch.float64)
-    w, b = t[f"{layer}.weight"], t[f"{layer}.bias"]
-    normalized = ((0.0 - mean.to(w.dtype)) * (1.0 / std).to(w.dtype)).clamp(-NORM_CLIP, NORM_CLIP)
-    b += w[:, offset + col] * normalized
-    w[:, offset + col] = 0.0
+    for weight, bias, index in readers:
+        w, b = t[weight], t[bias]
+        normalized = ((0.0 - mean.to(w.dtype)) * (1.0 / std).to(w.dtype)).clamp(-NORM_CLIP, NORM_CLIP)
+        b += w[:, index] * normalized
+        w[:, index] = 0.0
     t[f"norm.{key}.mean"][col] = 0.0
     t[f"norm.{key}.m2"][col] = 0.0
     for k, v in t.items():

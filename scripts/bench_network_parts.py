@@ -1,7 +1,7 @@
 """Where a learner row's forward and backward go in the Five network, part by part, for a trained module.
 
     python scripts/bench_network_parts.py [--model models/five_5v5_kickstart] [--rows 4000] [--threads 2]
-        [--rounds 3] [--seed 0] [--model-config KEY=VALUE ...]
+        [--rounds 3] [--seed 0] [--cpu-time] [--model-config KEY=VALUE ... [--compare]]
 
 The module's observations are recorded from scripted-bot games of its own mode (``policies/surgery/output_diff.py``
 ``record_games``: every hero of both teams), cut into sequences of the module's unroll length, as many as make
@@ -18,6 +18,12 @@ loss), its inputs taken from the whole network's forward and detached, so that a
 ``--model-config KEY=VALUE`` (repeatable) times a network the checkpoint's model config with those keys changed
 (``FiveModelConfig``'s, e.g. ``team_unit_table=true``): a fresh module of the checkpoint's spaces with its observation
 statistics and fresh weights, since the weights of one shape do not fit the other.
+
+With ``--compare`` both networks are timed in this process, round by round in turn (so that both see the same
+machine: a change's ratio on a shared machine), each on the same minibatch, and the table gives both and their ratio.
+
+``--cpu-time`` counts the CPU time of the process's threads instead of wall time: steadier on a machine doing other
+work, and the sum over the threads (about twice the wall time at 2 threads, the machine quiet).
 
 Microseconds per row, the median of --rounds, and each part's share of ``whole`` (the parts do not add up to it
 exactly: the team's frame, the reshapes and autograd's bookkeeping between them are ``whole``'s alone). The last line
@@ -127,8 +133,9 @@ def part_steps(module, obs: dict) -> dict:
     return {"whole": whole, "units": units, "team": team, "lstm": lstm, "heads": heads}
 
 
-def measure(module, obs: dict, rounds: int) -> dict:
-    """{part: microseconds per row (median of `rounds`)}, after one warm-up call of each part."""
+def measure(module, obs: dict, rounds: int, clock=time.perf_counter) -> dict:
+    """{part: microseconds per row (median of `rounds`)}, after one warm-up call of each part; `clock`: wall time, or
+    time.process_time for the CPU time of the process's threads."""
     rows = obs["global"].shape[0] * obs["global"].shape[1]
     steps = part_steps(module, obs)
     out = {}
@@ -138,12 +145,22 @@ def measure(module, obs: dict, rounds: int) -> dict:
         module.zero_grad(set_to_none=True)
         times = []
         for _ in range(rounds):
-            t = time.perf_counter()
+            t = clock()
             run()
-            times.append(time.perf_counter() - t)
+            times.append(clock() - t)
             module.zero_grad(set_to_none=True)
         out[name] = round(statistics.median(times) / rows * 1e6, 1)
     return out
+
+
+def measure_in_turn(modules: dict, obs: dict, rounds: int, clock=time.perf_counter) -> dict:
+    """{name: {part: microseconds per row}} of several modules, one round of each in turn (the median of `rounds`)."""
+    times = {name: [] for name in modules}
+    for _ in range(rounds):
+        for name, module in modules.items():
+            times[name].append(measure(module, obs, 1, clock))
+    return {name: {part: round(statistics.median(r[part] for r in rs), 1) for part in PARTS}
+            for name, rs in times.items()}
 
 
 def main(argv=None) -> dict:
@@ -155,31 +172,49 @@ def main(argv=None) -> dict:
     p.add_argument("--seed", type=int, default=0, help="seed of the recorded games")
     p.add_argument("--model-config", action="append", default=[], metavar="KEY=VALUE",
                    help="time the checkpoint's network with this model config key changed (fresh weights)")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="CPU time of this process's threads instead of wall time (steadier beside other work)")
+    p.add_argument("--compare", action="store_true",
+                   help="with --model-config: time the checkpoint's network and the changed one in turn")
     args = p.parse_args(argv)
+    if args.compare and not args.model_config:
+        p.error("--compare needs --model-config: the network to compare the checkpoint's with")
     for flag in ("rows", "threads", "rounds"):
         if getattr(args, flag) < 1:
             p.error(f"--{flag} must be >= 1, got {getattr(args, flag)}")
     torch.set_num_threads(args.threads)
-    module = load_module(args.model, "--model")
+    clock = time.process_time if args.cpu_time else time.perf_counter
+    checkpoint = load_module(args.model, "--model")
+    module = checkpoint
     if args.model_config:
         try:
-            module = with_model_config(module, args.model_config)
+            module = with_model_config(checkpoint, args.model_config)
         except ValueError as e:
             p.error(f"--model-config: {e}")
+    checkpoint.train()
     module.train()
     obs = minibatch(module, args.rows, args.seed)
     rows = obs["global"].shape[0] * obs["global"].shape[1]
     valid = float(obs["unit_valid"].float().sum(-1).mean())
-    per_row = measure(module, obs, args.rounds)
     print(f"{args.model}: {rows} rows ({obs['global'].shape[0]} sequences of {obs['global'].shape[1]}), "
           f"{valid:.1f} valid unit rows a row, {args.threads} torch threads; forward and backward:")
-    print("| part | us per row | share of whole |")
-    print("|---|---|---|")
-    for name in PARTS:
-        print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |")
     result = {"model": args.model, "model_config": args.model_config, "rows": rows,
-              "valid_units_per_row": round(valid, 1), "threads": args.threads,
-              "us_per_row": per_row}
+              "valid_units_per_row": round(valid, 1), "threads": args.threads, "cpu_time": args.cpu_time}
+    if args.compare:
+        both = measure_in_turn({"checkpoint": checkpoint, "changed": module}, obs, args.rounds, clock)
+        print(f"| part | checkpoint's network: us per row | {' '.join(args.model_config)}: us per row | ratio |")
+        print("|---|---|---|---|")
+        for name in PARTS:
+            a, b = both["checkpoint"][name], both["changed"][name]
+            print(f"| {name} | {a} | {b} | {a / b:.2f}x |")
+        result.update(us_per_row=both["changed"], checkpoint_us_per_row=both["checkpoint"])
+    else:
+        per_row = measure(module, obs, args.rounds, clock)
+        print("| part | us per row | share of whole |")
+        print("|---|---|---|")
+        for name in PARTS:
+            print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |")
+        result["us_per_row"] = per_row
     print(json.dumps(result))
     return result
 

@@ -7,7 +7,7 @@ import torch
 from test_training_model import build_module
 
 from moba.env.moba_env import MobaEnv
-from scripts.bench_network_parts import PARTS, measure, minibatch, part_steps, with_model_config
+from scripts.bench_network_parts import PARTS, measure, measure_in_turn, minibatch, part_steps, with_model_config
 
 OWN = {"units": "unit_mlp.0.weight", "team": "hero_mlp.0.weight", "lstm": "lstm.weight_hh_l0",
        "heads": "action_query.weight"}
@@ -53,6 +53,8 @@ def test_model_config_gives_a_fresh_network_of_that_config_with_the_statistics()
     team.zero_grad(set_to_none=True)
     steps["heads"]()
     assert team.unit_key_hero.weight.grad is not None  # the hero columns' keys are in the heads' part
+    both = measure_in_turn({"hero": module, "team": team}, obs, rounds=2)
+    assert set(both) == {"hero", "team"} and all(set(v) == set(PARTS) and min(v.values()) > 0 for v in both.values())
     for bad, match in (("team_unit_table", "is not KEY=VALUE"), ("unit_width=3", "unknown key.*unit_width"),
                        ("team_unit_table=2", "must be true or false")):
         with pytest.raises(ValueError, match=match):

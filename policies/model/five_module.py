@@ -62,7 +62,7 @@ from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
 from policies.model.action_distribution import FiveActionDistribution
-from policies.model.normalization import NORM_CLIP, RunningNorm
+from policies.model.normalization import RunningNorm
 from policies.model.team_frame import flip_offsets, is_dire, to_team_frame
 
 MASK_VALUE = -1e9  # masked logits: a large negative number, never -inf
@@ -389,9 +389,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         reps, index = self.unit_groups(obs) if self.cfg.team_unit_table else (None, None)
         hero_columns = None
         if self.cfg.team_unit_table:
-            mean, inv_std = self.norm["units"]._scale(units.dtype)
-            cols = self.unit_hero_columns
-            hero_columns = ((units[..., cols] - mean[cols]) * inv_std[cols]).clamp_(-NORM_CLIP, NORM_CLIP)
+            hero_columns = self.norm["units"](units[..., self.unit_hero_columns], self.unit_hero_columns)
         if reps is not None:
             units, valid, unit_type = units[reps], valid[reps], obs["unit_type"][reps]
         else:
@@ -407,9 +405,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
 
         def mlp(x, unit_type):
             onehot = F.one_hot(unit_type.long(), type_table.shape[0]).to(x.dtype)
-            x = self.norm["units"](x)
-            if not every_column:
-                x = x[:, team_cols]
+            x = self.norm["units"](x) if every_column else self.norm["units"](x[:, team_cols], team_cols)
             # in-place ReLUs on the fresh matmul outputs: the (M, hidden) tensors are the largest of the network
             hidden = F.relu(F.linear(torch.cat([x, onehot], -1), weight), inplace=True)
             return F.relu(second(hidden), inplace=True)

@@ -37,10 +37,13 @@ class RunningNorm(nn.Module):
         std = torch.sqrt(self.m2.clamp_min(0.0) / (self.count - 1).clamp_min(1.0)).clamp_min(NORM_EPS)
         return torch.where(self.count < 2, torch.ones_like(std), std)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Normalizes the last axis of x and clips to (-NORM_CLIP, NORM_CLIP). The statistics are kept in float64;
-        the data is normalized in its own dtype (a float64 copy of the unit table cost more than the unit encoder)."""
+    def forward(self, x: torch.Tensor, columns: torch.Tensor | None = None) -> torch.Tensor:
+        """Normalizes the last axis of x and clips to (-NORM_CLIP, NORM_CLIP); `columns`: the features x holds (a
+        subset, in that order; None: all). The statistics are kept in float64; the data is normalized in its own dtype
+        (a float64 copy of the unit table cost more than the unit encoder)."""
         mean, inv_std = self._scale(x.dtype)
+        if columns is not None:
+            mean, inv_std = mean[columns], inv_std[columns]
         return ((x - mean) * inv_std).clamp_(-NORM_CLIP, NORM_CLIP)
 
     def _scale(self, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:

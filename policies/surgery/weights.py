@@ -177,8 +177,8 @@ class NetworkShape:
                 out[f"norm.{key}.{stat}"] = (obs(key),)
         for stat in ("count", "mean", "m2"):
             out[f"norm.private_minimap.{stat}"] = (fixed("minimap", MINIMAP_SIZE),)
-        # a team unit table (FiveModelConfig.team_unit_table): the unit MLP reads the team's columns, and the target
-        # head's keys the hero columns
+        # a team unit table (FiveModelConfig.team_unit_table): the unit MLP reads the team's columns, the target
+        # head's keys and the hero's own pools the hero columns
         hero_cols = set(UNIT_HERO_COLUMNS) if c.team_unit_table else set()
         unit_team = tuple(x for j, x in enumerate(obs("units")) if j not in hero_cols)
         unit_hero = tuple(x for j, x in enumerate(obs("units")) if j in hero_cols)

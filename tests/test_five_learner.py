@@ -518,6 +518,34 @@ def test_the_optimizer_steps_on_finite_gradients_and_rllib_zeroes_a_non_finite_o
     assert torch.equal(params[bad].grad, torch.zeros_like(params[bad]))  # RLlib's nan_to_num
 
 
+def test_adam_is_fused_and_stays_fused_when_a_state_saved_unfused_is_loaded():
+    """Torch's fused Adam (one kernel a step on the CPU), also after loading an older checkpoint's optimizer state,
+    which was saved with fused off; its steps are the unfused Adam's."""
+    learner = pinned_learner(tiny_smoke(resources__learner_threads=1, ppo__diagnostics_every=0))
+    opt = next(iter(learner._named_optimizers.values()))
+    assert [g["fused"] for g in opt.param_groups] == [True]
+    params = learner._params
+    reference = [p.detach().clone().requires_grad_(True) for p in params.values()]
+    unfused = torch.optim.Adam(reference, lr=opt.param_groups[0]["lr"], betas=opt.param_groups[0]["betas"])
+    for step in (1, 2):
+        grads = [torch.randn(p.shape, generator=torch.Generator().manual_seed(10 * step + i))
+                 for i, p in enumerate(params.values())]
+        learner.apply_gradients(dict(zip(params, grads)))
+        for p, g in zip(reference, grads):
+            p.grad = g.clone()
+        unfused.step()
+        assert adam_steps(learner) == {step}
+        for p, q in zip(params.values(), reference):
+            torch.testing.assert_close(p.detach(), q.detach(), rtol=1e-5, atol=1e-7)
+        if step == 1:
+            state = learner.get_state()
+            for saved in state["optimizer"].values():
+                for group in saved["state"]["param_groups"]:
+                    group["fused"] = None  # as a checkpoint saved before
+            learner.set_state(state)
+            assert [g["fused"] for g in opt.param_groups] == [True]
+
+
 if __name__ == "__main__" and sys.argv[1:] == ["--pin"]:
     import tempfile
     print("PINNED_LOSSES = " + json.dumps(pin(tempfile.mkdtemp()), indent=4))

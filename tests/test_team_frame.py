@@ -11,8 +11,9 @@ from test_training_model import build_module
 
 from moba.env.actions import N_OFFSETS
 from moba.env.moba_env import MobaEnv
-from moba.env.observation import (GLOBAL_IS_DIRE, LANE_ASSIGNED_BOT, LANE_ASSIGNED_MID, LANE_ASSIGNED_TOP,
-                                  UNIT_DISTANCE_TO_ME, UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_X, UNIT_Y)
+from moba.env.observation import (GLOBAL_IS_DIRE, HERO_TELEPORT_X, HERO_TELEPORT_Y, HERO_TELEPORTING,
+                                  LANE_ASSIGNED_BOT, LANE_ASSIGNED_MID, LANE_ASSIGNED_TOP, UNIT_DISTANCE_TO_ME,
+                                  UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_X, UNIT_Y)
 from policies.model.action_distribution import FiveActionDistribution
 from policies.model.five_module import FiveModelConfig
 from policies.model.team_frame import to_team_frame
@@ -91,6 +92,29 @@ def test_lanes_swap_top_and_bottom_and_the_previous_offsets_mirror_for_dire_only
     assert torch.equal(turned["units"][1][..., UNIT_DX_TO_ME], -obs["units"][1][..., UNIT_DX_TO_ME])
     valid = obs["unit_valid"][1] > 0
     assert torch.allclose(turned["units"][1][..., UNIT_Y][valid], 8000.0 - obs["units"][1][..., UNIT_Y][valid])
+
+
+def test_the_turned_columns_of_units_and_teleports_and_nothing_else_change():
+    _, history = mirrored_game("5v5", steps=3)
+    obs = batch_of(history)  # (2 sides, 3 steps): side 1 is Dire
+    obs["heroes"][..., HERO_TELEPORTING] = (torch.arange(obs["heroes"].shape[-2]) % 2).float()  # every other hero
+    obs["heroes"][..., [HERO_TELEPORT_X, HERO_TELEPORT_Y]] = torch.tensor([1234.5, 6000.25])
+    before = {k: v.clone() for k, v in obs.items()}
+    turned = to_team_frame(obs)
+    assert all(torch.equal(obs[k], before[k]) for k in obs)  # the inputs are left as they were
+    units, valid = obs["units"], obs["unit_valid"] > 0
+    expected = units.clone()
+    for col, turn in ((UNIT_X, lambda c: 8000.0 - c), (UNIT_Y, lambda c: 8000.0 - c), (UNIT_DX_TO_ME, torch.neg),
+                      (UNIT_DY_TO_ME, torch.neg)):
+        expected[1, ..., col] = torch.where(valid[1], turn(units[1, ..., col]), units[1, ..., col])
+    assert torch.equal(turned["units"], expected)  # Radiant's rows, empty rows and the other columns: the same
+    heroes = obs["heroes"]
+    expected = heroes.clone()
+    moving = heroes[1, ..., HERO_TELEPORTING] > 0.5
+    for col in (HERO_TELEPORT_X, HERO_TELEPORT_Y):
+        expected[1, ..., col] = torch.where(moving, 8000.0 - heroes[1, ..., col], heroes[1, ..., col])
+    assert torch.equal(turned["heroes"], expected)
+    assert turned["heroes"][1, 0, 1, HERO_TELEPORT_X] == 8000.0 - 1234.5
 
 
 @pytest.mark.parametrize("team_frame", [True, False])

@@ -30,6 +30,11 @@ from moba.env.observation import (GLOBAL_IS_DIRE, HERO_TELEPORT_X, HERO_TELEPORT
 from moba.game.constants import MAP_SIZE
 
 PREV_OFFSETS = [ACTION_KEYS.index("offset_x"), ACTION_KEYS.index("offset_y")]
+# the turn writes each table's turned columns as one block (_turn_columns): the coordinates, then the directions
+if (UNIT_X, UNIT_Y, UNIT_DX_TO_ME, UNIT_DY_TO_ME) != tuple(range(UNIT_X, UNIT_X + 4)) or \
+        HERO_TELEPORT_Y != HERO_TELEPORT_X + 1:
+    raise ImportError("team_frame: the observation's unit columns x, y, dx_to_me, dy_to_me and the hero's teleport x, "
+                      "y must be adjacent, in that order (moba/env/observation.py)")
 
 
 def is_dire(obs: dict) -> torch.Tensor:
@@ -49,16 +54,10 @@ def to_team_frame(obs: dict) -> dict:
     out["global"] = glob
     units = obs["units"].clone()
     turned = dire.unsqueeze(-1) & (obs["unit_valid"] > 0)  # empty rows stay all zeros
-    for col in (UNIT_X, UNIT_Y):
-        units[..., col] = torch.where(turned, MAP_SIZE - units[..., col], units[..., col])
-    for col in (UNIT_DX_TO_ME, UNIT_DY_TO_ME):
-        units[..., col] = torch.where(turned, -units[..., col], units[..., col])
-    out["units"] = units
+    out["units"] = _turn_columns(units, turned, UNIT_X, UNIT_DY_TO_ME + 1, positions=2)
     heroes = obs["heroes"].clone()
     teleporting = dire.unsqueeze(-1) & (heroes[..., HERO_TELEPORTING] > 0.5)
-    for col in (HERO_TELEPORT_X, HERO_TELEPORT_Y):
-        heroes[..., col] = torch.where(teleporting, MAP_SIZE - heroes[..., col], heroes[..., col])
-    out["heroes"] = heroes
+    out["heroes"] = _turn_columns(heroes, teleporting, HERO_TELEPORT_X, HERO_TELEPORT_Y + 1, positions=2)
     mini = obs["private_minimap"]
     out["private_minimap"] = torch.where(dire[(...,) + (None,) * 4], mini.flip(-1, -2), mini)
     lanes = obs["private_lanes"]
@@ -72,6 +71,18 @@ def to_team_frame(obs: dict) -> dict:
         prev[..., col] = torch.where(mirror, N_OFFSETS - 1 - prev[..., col], prev[..., col])
     out["private_prev_action"] = prev
     return out
+
+
+def _turn_columns(x: torch.Tensor, rows: torch.Tensor, start: int, stop: int, positions: int) -> torch.Tensor:
+    """Turns columns start..stop-1 of x's `rows` (a bool mask of x's leading dims) by 180 degrees around the map's
+    centre, in place: the first `positions` columns are map coordinates (c -> MAP_SIZE - c), the rest directions
+    (d -> -d). The other rows keep their values. One pass over the rows' block of adjacent columns: a
+    torch.where per column read every row once per column (the 5v5 learner's unit table twice as slow)."""
+    turned = rows.unsqueeze(-1).to(x.dtype)
+    block = x[..., start:stop]
+    block.mul_(1.0 - 2.0 * turned)  # -c on the turned rows, c * 1 on the others
+    block[..., :positions].add_(turned * MAP_SIZE)  # MAP_SIZE - c; the others + 0
+    return x
 
 
 def flip_offsets(logits: torch.Tensor, dire: torch.Tensor) -> torch.Tensor:

@@ -6,6 +6,8 @@ for ``init.lr_hold_iterations`` iterations after the restored one (Five app. B, 
 Applied when the algorithm is built; a restored checkpoint (``--resume``) overwrites it afterwards, as it should."""
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import numpy as np
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.utils.annotations import override
@@ -16,14 +18,22 @@ from training.settings import run_settings
 from callbacks.schedules import ScheduleCallback
 
 
-def check_same_layout(path: str, state: dict, expected: dict) -> None:
-    """Raises a ValueError naming init.checkpoint unless `state` has the parameters and shapes of `expected`."""
+def check_same_layout(path: str, state: dict, expected: dict, checkpoint_model: dict | None = None,
+                      run_model: dict | None = None) -> None:
+    """Raises a ValueError naming init.checkpoint unless `state` has the parameters and shapes of `expected`; with the
+    checkpoint's and the run's model settings (FiveModelConfig as dicts), it names the model keys that differ."""
     missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     shapes = [k for k in expected if k in state and np.shape(state[k]) != np.shape(expected[k])]
     if missing or extra or shapes:
+        differ = sorted(k for k in (checkpoint_model or {}) if k in (run_model or {})
+                        and checkpoint_model[k] != run_model[k])
+        keys = "" if not differ else (
+            "; its model differs in " + ", ".join(f"{k} (the checkpoint's {checkpoint_model[k]}, this run's "
+                                                  f"{run_model[k]})" for k in differ)
+            + ": set " + " ".join(f"model.{k}={str(checkpoint_model[k]).lower()}" for k in differ))
         raise ValueError(f"init.checkpoint {path!r}: its module does not fit this run's model (missing {missing[:3]}, "
-                         f"unexpected {extra[:3]}, other shapes {shapes[:3]}): set the run's model keys and mode to "
-                         f"those it was trained with")
+                         f"unexpected {extra[:3]}, other shapes {shapes[:3]}){keys}; the run's model keys and mode "
+                         f"must be those it was trained with")
 
 
 def check_same_frame(path: str, checkpoint_team_frame: bool, run_team_frame: bool) -> None:
@@ -47,9 +57,11 @@ class InitWeightsCallback(RLlibCallback):
         module = load_module(path)
         state = module.get_state()
         expected = algorithm.learner_group.get_weights(module_ids=[MAIN])[MAIN]
-        check_same_layout(path, state, expected)
-        check_same_frame(path, getattr(getattr(module, "cfg", None), "team_frame", False),
-                         FiveModelConfig.from_dict(run_settings(algorithm.config).model).team_frame)
+        ours = FiveModelConfig.from_dict(run_settings(algorithm.config).model)
+        theirs = getattr(module, "cfg", None)
+        check_same_layout(path, state, expected, asdict(theirs) if isinstance(theirs, FiveModelConfig) else None,
+                          asdict(ours))
+        check_same_frame(path, getattr(theirs, "team_frame", False), ours.team_frame)
         algorithm.learner_group.foreach_learner(lambda learner: learner.module[MAIN].set_state(state))
         # set on every runner and waited for (RLlib's sync_weights does not wait, and may skip a busy runner)
         algorithm.env_runner_group.foreach_env_runner(

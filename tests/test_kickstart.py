@@ -57,7 +57,8 @@ def test_a_run_starts_from_the_checkpoint_and_its_kickstart_loss_starts_at_zero(
 
 
 @pytest.mark.parametrize("model, match", [
-    ({"lstm_size": 48}, "init.checkpoint .* does not fit this run's model"),
+    ({"lstm_size": 48}, r"init.checkpoint .* does not fit this run's model .* differs in lstm_size \(the checkpoint's "
+                        r"48, this run's 32\): set model.lstm_size=48"),
     # the same shapes, the other frame: Dire would be read as if it were Radiant
     ({"team_frame": True}, "init.checkpoint .* team_frame True, this run's model.team_frame is False"),
 ])

@@ -173,7 +173,13 @@ class UnitTable:
     def own(self, n: int) -> torch.Tensor:
         """(N, n, E): the embeddings of the team's heroes' rows (the first n unit rows) as each row sees them."""
         own = self.emb[:, :n]
-        return own if self.index is None else own[self.index]
+        return _per_row(own, self.index)
+
+
+def _per_row(x: torch.Tensor, index: torch.Tensor | None) -> torch.Tensor:
+    """x (K, ...), one entry per group of rows, as (N, ...) one per row by `index` (N,) (``_group_rows``); x itself
+    when every row is its own group (index None)."""
+    return x if index is None else x[index]
 
 
 def _mlp(sizes):
@@ -426,11 +432,11 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         hero_pooled = None
         if self.cfg.team_unit_table:  # the hero's own pools: the team table's projection and its hero columns
             team_part = self.unit_pool_team(unit_emb)
-            near = F.relu(self.unit_pool_hero(hero_columns) + (team_part if index is None else team_part[index]))
+            near = F.relu(self.unit_pool_hero(hero_columns) + _per_row(team_part, index))
             valid_rows = (obs["unit_valid"] > 0).unsqueeze(-1).to(near.dtype)
             enemy_rows = valid_rows * (obs["units"][..., UNIT_IS_ENEMY:UNIT_IS_ENEMY + 1] > 0.5).to(near.dtype)
             hero_pooled = torch.cat([(near * valid_rows).amax(1), (near * enemy_rows).amax(1)], -1)
-        return UnitTable(unit_emb, index, pooled if index is None else pooled[index], hero_columns, hero_pooled)
+        return UnitTable(unit_emb, index, _per_row(pooled, index), hero_columns, hero_pooled)
 
     def unit_groups(self, obs):
         """(representatives, index) of a batch of rows as ``team_groups``, by the unit table's inputs (the team's
@@ -474,7 +480,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         w_glob, _, w_heroes, w_private = self.replica_fc[0].weight.split(self.replica_parts, dim=1)[:4]
         team = F.linear(glob, w_glob, self.replica_fc[0].bias) + F.linear(pooled_heroes, w_heroes)
         team = team.unsqueeze(1) + F.linear(private, w_private)  # (K, n, R)
-        return team if index is None else team[index]
+        return _per_row(team, index)
 
     def _replicas(self, team, units: UnitTable, obs):
         """The LSTM input (N, R + pool): this hero's replica and the cross-hero pool of the first quarter of all the

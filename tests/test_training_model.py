@@ -258,6 +258,33 @@ def test_entropy_matches_monte_carlo():
     assert neg_logp.mean().item() == pytest.approx(d.entropy().item(), abs=4 * stderr)
 
 
+def test_unit_entropy_on_the_reading_primaries_equals_the_sum_over_all_of_them():
+    """The unit head's entropy term is computed on the primary actions that read a unit and have a probability above
+    0 only; value and gradient equal the sum over every primary action, with masked primaries (probability 0),
+    primaries that read no unit, masked units and two leading axes (the learner's sequences)."""
+    g = torch.Generator().manual_seed(11)
+    b, t, p, u = 3, 5, 6, 7
+    cls = FiveActionDistribution.make(p, u)
+    primary = torch.randn(b, t, p, generator=g, dtype=torch.float64)
+    primary = torch.where(torch.rand(b, t, p, generator=g) < 0.4, torch.full_like(primary, -1e9), primary)
+    unit = torch.randn(b, t, p, u, generator=g, dtype=torch.float64)
+    unit = torch.where(torch.rand(b, t, p, u, generator=g) < 0.3, torch.full_like(unit, -1e9), unit)
+    reads = torch.rand(b, t, p, generator=g) < 0.5
+    logits = cls.pack(primary, unit, torch.randn(b, t, 4, dtype=torch.float64),
+                      torch.randn(b, t, 9, dtype=torch.float64), torch.randn(b, t, 9, dtype=torch.float64), reads,
+                      torch.rand(b, t, p, generator=g) < 0.5).requires_grad_(True)
+    d = cls.from_logits(logits)
+    prob = F.softmax(d.primary, -1)
+    logp = F.log_softmax(d.unit, -1)
+    everywhere = (prob * d.reads_unit * -(logp.exp() * logp).sum(-1)).sum(-1)
+    chosen = d.head_entropies()["unit"]
+    assert chosen.shape == (b, t) and torch.allclose(chosen, everywhere, rtol=0, atol=1e-12)
+    assert (everywhere > 0).any() and ((prob > 0) & ~d.reads_unit).any() and ((prob == 0) & d.reads_unit).any()
+    (g_all,) = torch.autograd.grad(everywhere.sum(), logits)
+    (g_chosen,) = torch.autograd.grad(chosen.sum(), logits)
+    assert torch.allclose(g_chosen, g_all, rtol=0, atol=1e-12) and g_all.abs().sum() > 0
+
+
 def test_head_entropy_has_the_action_entropy_value_without_its_pull_on_the_primary_action():
     """ppo.entropy_bonus "heads": the same value as the action's entropy; its gradient on the primary logits is
     that of H(primary) alone, while the action's pushes toward the primary that reads the offsets (2 ln 9 nats)."""

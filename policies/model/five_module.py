@@ -151,7 +151,9 @@ def table_products(tables, index, queries, max_group: int):
         fits = rank < s
         stacked = queries.new_zeros(k, s, p, e).index_put((index[fits], rank[fits]), queries[fits])
     out = torch.bmm(stacked.reshape(k, s * p, e), tables.transpose(1, 2)).reshape(k, s, p, -1)
-    out = out[index, rank.clamp(max=s - 1)]
+    # one flat row index, not (index, rank): a gather whose backward is index_add, where advanced indexing's backward
+    # is an accumulating index_put, 5-9x slower on the CPU (docs/performance.md, 2026-12-03)
+    out = out.reshape(k * s, p, -1).index_select(0, index * s + rank.clamp(max=s - 1))
     if largest > max_group:
         rest = (rank >= s).nonzero().squeeze(1)
         out = out.index_put((rest,), torch.bmm(queries[rest], tables[index[rest]].transpose(1, 2)))
@@ -179,7 +181,7 @@ class UnitTable:
 def _per_row(x: torch.Tensor, index: torch.Tensor | None) -> torch.Tensor:
     """x (K, ...), one entry per group of rows, as (N, ...) one per row by `index` (N,) (``_group_rows``); x itself
     when every row is its own group (index None)."""
-    return x if index is None else x[index]
+    return x if index is None else x.index_select(0, index)  # not x[index]: table_products' note
 
 
 def _mlp(sizes):
@@ -419,11 +421,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         rows, cols = valid.nonzero(as_tuple=True)  # row-major: rows ascending, as segment_reduce needs
         emb = mlp(units[rows, cols], unit_type[rows, cols])  # (M, E)
         # the pools: ReLU outputs are >= 0, so a max starting from 0 is the max over the segment (0 when empty)
-        enemy = units[rows, cols, UNIT_IS_ENEMY] > 0.5
+        enemy = (units[rows, cols, UNIT_IS_ENEMY] > 0.5).nonzero().squeeze(1)  # indices: index_select, not emb[mask]
         pooled = torch.cat([
             torch.segment_reduce(emb, "max", lengths=valid.sum(1), unsafe=True, initial=0.0),
-            torch.segment_reduce(emb[enemy], "max", lengths=(valid & (units[..., UNIT_IS_ENEMY] > 0.5)).sum(1),
-                                 unsafe=True, initial=0.0)], -1)
+            torch.segment_reduce(emb.index_select(0, enemy), "max",
+                                 lengths=(valid & (units[..., UNIT_IS_ENEMY] > 0.5)).sum(1), unsafe=True, initial=0.0)],
+            -1)
         n, u = valid.shape
         unit_emb = units.new_zeros(n, u, emb.shape[-1], dtype=emb.dtype)
         # an empty row is all zeros of type 0: one embedding for all of them
@@ -435,7 +438,9 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             near = F.relu(self.unit_pool_hero(hero_columns) + _per_row(team_part, index))
             valid_rows = (obs["unit_valid"] > 0).unsqueeze(-1).to(near.dtype)
             enemy_rows = valid_rows * (obs["units"][..., UNIT_IS_ENEMY:UNIT_IS_ENEMY + 1] > 0.5).to(near.dtype)
-            hero_pooled = torch.cat([(near * valid_rows).amax(1), (near * enemy_rows).amax(1)], -1)
+            # max, not amax: the same values, and its backward one scatter where amax's shares ties by masks (2x on
+            # the CPU); the ties here are zeros, whose gradient the ReLU stops either way
+            hero_pooled = torch.cat([(near * valid_rows).max(1).values, (near * enemy_rows).max(1).values], -1)
         return UnitTable(unit_emb, index, _per_row(pooled, index), hero_columns, hero_pooled)
 
     def unit_groups(self, obs):
@@ -496,7 +501,9 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         if units.hero_pooled is not None:
             per_hero = per_hero + F.linear(units.hero_pooled, parts[5])
         own = units.own(n)  # the team's heroes occupy the first n unit rows
-        mine = F.relu(team[rows, mine_index] + per_hero + F.linear(own[rows, mine_index], w_own))
+        mine_rows = rows * n + mine_index  # this hero's row of the (N * n, ...) flattened team tensors
+        mine = F.relu(team.flatten(0, 1).index_select(0, mine_rows) + per_hero
+                      + F.linear(own.flatten(0, 1).index_select(0, mine_rows), w_own))
         mine = mine * me.sum(-1, keepdim=True).to(mine.dtype)  # a zero-padded step has no "me": its replica is 0
         pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
         return torch.cat([mine, pooled], -1)
@@ -512,7 +519,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         # gathering an (N, P, E) table of embeddings (there are n_action_ids ids in all)
         primary = torch.gather(self.action_query(o) @ self.action_emb.weight.T, 1, ids)  # (N, P)
         primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
-        gate = torch.sigmoid(self.action_gate.weight)[ids]  # (N, P, K): the sigmoid on the table, then the lookup
+        # (N, P, K): the sigmoid on the table, then the lookup
+        gate = torch.sigmoid(self.action_gate.weight).index_select(0, ids.flatten()).reshape(*ids.shape, -1)
         query = self.unit_query(o)
         if units.hero_columns is None:
             unit = gated_unit_logits(units.emb, self.unit_key.weight, self.unit_key.bias, gate, query)
@@ -525,11 +533,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             unit = (team_part + torch.bmm(folded[..., e:-1], units.hero_columns.transpose(1, 2))
                     + folded[..., -1:])
         kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)
-        umask = obs["unit_masks"] > 0  # (N, kinds, U)
+        # each kind's legal targets, then each primary action's by its kind: the valid-unit check and the fallback
+        # on (N, kinds, U), not on (N, P, U)
+        umask = (obs["unit_masks"] > 0) & (obs["unit_valid"] > 0).unsqueeze(1)  # (N, kinds, U)
+        umask[..., 0] = umask[..., 0] | ~umask.any(-1)  # never an all-masked row
         per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))
-        per_action = per_action & (obs["unit_valid"] > 0).unsqueeze(1)
-        per_action[..., 0] = per_action[..., 0] | ~per_action.any(-1)  # never an all-masked row
-        unit = torch.where(per_action, unit, torch.full_like(unit, MASK_VALUE))
+        unit = unit.masked_fill(~per_action, MASK_VALUE)
         tt = obs["action_target_type"].long()
         offset_x, offset_y = self.offset_x_head(o), self.offset_y_head(o)
         if dire is not None:  # the offsets of the team's frame back into the map's

@@ -95,3 +95,13 @@ def masked_logit_free(logits, reference):
     """|logits - reference| where the reference is not a masked logit (masked ones are MASK_VALUE in both)."""
     return torch.where(reference <= MASK_VALUE / 2, torch.zeros_like(logits), (logits - reference).abs())
 
+
+
+def as_training_pass(m, logits, obs):
+    """The reference's logits as the module's training pass gives them (``FiveRLModule._forward_train``): the
+    target-unit logits of the primary actions that no row of the batch reads a unit with are 0 where legal."""
+    p, u = m.n_primary, m.max_units
+    reads = m.reads_unit_table[obs["action_target_type"].long()].reshape(-1, p).any(0)  # (P,)
+    unread = torch.zeros(logits.shape[-1], dtype=torch.bool)
+    unread[p:p + p * u] = (~reads).repeat_interleave(u)
+    return torch.where(unread & (logits > MASK_VALUE / 2), torch.zeros_like(logits), logits)

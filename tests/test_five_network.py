@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 from ray.rllib.core.columns import Columns
-from reference_five_network import masked_logit_free, reference_forward
+from reference_five_network import as_training_pass, masked_logit_free, reference_forward
 from test_training_model import build_module, played_game
 
 from moba.env.observation import (N_UNIT, TEAM_SHARED_KEYS, UNIT_DISTANCE_TO_ME, UNIT_DX_TO_ME, UNIT_DY_TO_ME,
@@ -57,7 +57,8 @@ def test_outputs_equal_the_per_hero_network(mode, model):
     with torch.no_grad():
         ref = reference_forward(module, batch)
         out = outputs(module, batch)
-    logits, ref_logits = out[Columns.ACTION_DIST_INPUTS], ref[Columns.ACTION_DIST_INPUTS]
+    logits = out[Columns.ACTION_DIST_INPUTS]
+    ref_logits = as_training_pass(module, ref[Columns.ACTION_DIST_INPUTS], batch[Columns.OBS])
     assert torch.equal(logits <= -5e8, ref_logits <= -5e8)  # the same logits masked
     assert masked_logit_free(logits, ref_logits).max() < TOLERANCE
     for k in ("value", "win_prob", "h", "c"):
@@ -73,6 +74,47 @@ def test_exploration_forward_equals_the_per_hero_network_and_gives_values():
     assert masked_logit_free(out[Columns.ACTION_DIST_INPUTS], ref[Columns.ACTION_DIST_INPUTS]).max() < TOLERANCE
     assert (out[Columns.VF_PREDS] - ref["value"]).abs().max() < TOLERANCE
     assert (out["win_prob"] - ref["win_prob"]).abs().max() < TOLERANCE
+
+
+@pytest.mark.parametrize("mode,model", [("1v1", {}), ("5v5", TEAM_TABLE)], ids=["1v1", "5v5_team_table"])
+def test_the_training_pass_gives_every_loss_what_the_acting_pass_gives(mode, model):
+    """The training pass computes the target-unit logits of the primary actions that some row reads a unit with
+    only (FiveRLModule._forward_train); every figure a loss reads from it is the full pass's: each head's
+    log-likelihood of actions drawn from the full pass, each head's entropy, the KL between the two (0), and their
+    gradients."""
+    module, batch = sequences(mode, model)
+    cls = module.get_train_action_dist_cls()
+    p, u = module.n_primary, module.max_units
+
+    def figures(logits, actions):
+        d = cls.from_logits(logits)
+        return {**{f"logp_{k}": v for k, v in d.head_logps(actions).items()},
+                **{f"entropy_{k}": v for k, v in d.head_entropies().items()}}
+
+    full = module._forward(batch)[Columns.ACTION_DIST_INPUTS]  # the acting pass, with its graph
+    train = module.forward_train(batch)[Columns.ACTION_DIST_INPUTS]
+    # the selection happened: a primary action no row reads a unit with has its unit logits at 0 in training only
+    unit_full, unit_train = (x[..., p:p + p * u].reshape(*x.shape[:-1], p, u) for x in (full, train))
+    unread = ~module.reads_unit_table[batch[Columns.OBS]["action_target_type"].long()].flatten(0, -2).any(0)
+    assert unread.any() and not unread.all()
+    legal = unit_train[..., unread, :] > -5e8
+    assert (unit_train[..., unread, :][legal] == 0).all() and (unit_full[..., unread, :][legal] != 0).any()
+    assert (unit_train[..., ~unread, :] - unit_full[..., ~unread, :]).abs().max() < 1e-5
+    actions = cls.from_logits(full.detach()).sample(generator=torch.Generator().manual_seed(0))
+    mine, theirs = figures(train, actions), figures(full, actions)
+    for k in mine:
+        assert (mine[k] - theirs[k]).abs().max() < 1e-5, k
+    kl = cls.from_logits(full.detach()).head_kls(cls.from_logits(train.detach()))
+    assert max(float(v.abs().max()) for v in kl.values()) < 1e-5
+    grads = []
+    for x in (sum(m.sum() for m in mine.values()), sum(t.sum() for t in theirs.values())):
+        module.zero_grad()
+        x.backward(retain_graph=True)
+        grads.append({n: q.grad.clone() for n, q in module.named_parameters() if q.grad is not None})
+    assert grads[0].keys() == grads[1].keys() and len(grads[0]) > 20
+    for n in grads[0]:
+        scale = grads[1][n].abs().max().clamp_min(1.0)
+        assert ((grads[0][n] - grads[1][n]).abs().max() / scale) < 1e-4, n
 
 
 @pytest.mark.parametrize("model", [SMALL, {**SMALL, **TEAM_TABLE}], ids=["small", "small_team_table"])
@@ -92,7 +134,9 @@ def test_gradients_equal_the_per_hero_network(model):
     loss(outputs(module, batch)).backward()
     mine = {n: p.grad.clone() for n, p in module.named_parameters() if p.grad is not None}
     module.zero_grad()
-    loss(reference_forward(module, batch)).backward()
+    ref = reference_forward(module, batch)
+    ref[Columns.ACTION_DIST_INPUTS] = as_training_pass(module, ref[Columns.ACTION_DIST_INPUTS], batch[Columns.OBS])
+    loss(ref).backward()
     theirs = {n: p.grad for n, p in module.named_parameters() if p.grad is not None}
     assert mine.keys() == theirs.keys() and len(mine) > 20
     for n in mine:
@@ -125,7 +169,8 @@ def test_team_groups_fall_back_to_one_row_per_group_on_a_projection_collision():
              Columns.STATE_IN: batch[Columns.STATE_IN]}
     with torch.no_grad():
         ref, out = reference_forward(module, short), module.forward_train(short)
-    assert masked_logit_free(out[Columns.ACTION_DIST_INPUTS], ref[Columns.ACTION_DIST_INPUTS]).max() < TOLERANCE
+    ref_logits = as_training_pass(module, ref[Columns.ACTION_DIST_INPUTS], short[Columns.OBS])
+    assert masked_logit_free(out[Columns.ACTION_DIST_INPUTS], ref_logits).max() < TOLERANCE
 
 
 def test_encoder_widths_are_model_config_keys():
@@ -185,6 +230,13 @@ def test_unit_groups_are_the_teams_at_each_step():
         assert np.array_equal(index == index[i], (team == team[i]) & (step == step[i]))
     table = module._encode_units(flat)
     assert table.emb.shape[0] == 80 and table.pooled.shape[0] == 400  # one table per team and step
+    # the team groups are taken when their unit inputs agree (checked), else the unit rows are fingerprinted
+    teams = module.team_groups(flat)
+    assert module.unit_groups(flat, teams) is teams
+    changed = {**flat, "units": flat["units"].clone()}
+    changed["units"][3, 0, module.unit_team_columns[0]] += 1.0  # hero 0 at step 3: its team's units differ
+    reps, index = module.unit_groups(changed, teams)
+    assert reps is not teams[0] and len(reps) == 81 and (index == index[3]).sum() == 1
     assert module.unit_mlp[0].in_features == N_UNIT - len(UNIT_HERO_COLUMNS) + module.cfg.categorical_embed
 
 

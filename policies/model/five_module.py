@@ -163,19 +163,21 @@ def table_products(tables, index, queries, max_group: int):
 @dataclass
 class UnitTable:
     """The unit encoder's output for N rows. `emb` (K, U, E): K tables of unit embeddings, `index` (N,) the table of
-    each row (None: row n reads table n); `pooled` (N, 2E): each row's max-pools over its valid units and over the
-    enemies; `hero_columns` (N, U, len(UNIT_HERO_COLUMNS)): each row's hero-relative unit columns, normalized, and
-    `hero_pooled` (N, 2 unit_hero_pool): each row's own pools over the units (team tables only, else None)."""
+    each row (None: row n reads table n); `own_rows` (K, n, E): each table's first n rows (the team's heroes), taken
+    from the unit MLP's outputs and not from `emb`, so that no gradient of the whole table flows through a slice of
+    it; `pooled` (N, 2E): each row's max-pools over its valid units and over the enemies; `hero_columns` (N, U,
+    len(UNIT_HERO_COLUMNS)): each row's hero-relative unit columns, normalized, and `hero_pooled` (N, 2
+    unit_hero_pool): each row's own pools over the units (team tables only, else None)."""
     emb: torch.Tensor
     index: torch.Tensor | None
+    own_rows: torch.Tensor
     pooled: torch.Tensor
     hero_columns: torch.Tensor | None = None
     hero_pooled: torch.Tensor | None = None
 
-    def own(self, n: int) -> torch.Tensor:
+    def own(self) -> torch.Tensor:
         """(N, n, E): the embeddings of the team's heroes' rows (the first n unit rows) as each row sees them."""
-        own = self.emb[:, :n]
-        return _per_row(own, self.index)
+        return _per_row(self.own_rows, self.index)
 
 
 def _per_row(x: torch.Tensor, index: torch.Tensor | None) -> torch.Tensor:
@@ -216,13 +218,22 @@ def _group_rows(flat: dict, weights: dict, ignored: dict | None = None):
         return None, None
     rows = torch.arange(n, device=index.device)
     reps = torch.full((k,), n, dtype=torch.long, device=index.device).scatter_reduce(0, index, rows, "amin")
+    if not _equal_in_groups(flat, reps, index, ignored):  # a projection collision: no sharing
+        return None, None
+    return reps, index
+
+
+def _equal_in_groups(flat: dict, reps, index, ignored: dict | None = None) -> bool:
+    """Whether every row's inputs (flat: {key: (N, D)}) equal those of its group's representative (reps[index]),
+    outside the `ignored` {key: (D,) bool} entries."""
+    of_row = reps.index_select(0, index)  # one gather per key, not x[reps][index]
     for key, x in flat.items():
-        differs = x != x[reps][index]
+        differs = x != x.index_select(0, of_row)
         if ignored and key in ignored:
             differs = differs & ~ignored[key]
-        if bool(differs.any()):  # a projection collision: no sharing
-            return None, None
-    return reps, index
+        if bool(differs.any()):
+            return False
+    return True
 
 
 class FiveRLModule(TorchRLModule, ValueFunctionAPI):
@@ -335,7 +346,10 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
 
     @override(TorchRLModule)
     def _forward_train(self, batch, **kwargs):
-        out, emb, state = self._core(batch)
+        """The learner's pass: as ``_forward``'s, but the target-unit logits only of the primary actions that read a
+        unit in some row of the batch (the others' are 0 where legal): no loss reads them (``FiveActionDistribution``
+        weights the unit head by whether the primary reads it), and they were 60% of the unit head's work."""
+        out, emb, state = self._core(batch, reading_only=True)
         out[Columns.STATE_OUT] = state
         out[Columns.EMBEDDINGS] = emb
         out[WIN_LOGIT] = self.win_head(emb).squeeze(-1)
@@ -369,7 +383,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.norm["private_lanes"].update(lanes, m.unsqueeze(-1).expand(*lanes.shape[:-1]), "private_lanes",
                                           feature_names(LANE_FEATURES))
 
-    def _core(self, batch, heads=True):
+    def _core(self, batch, heads=True, reading_only=False):
         obs = batch[Columns.OBS]
         b, t = obs["global"].shape[:2]
         flat = {k: v.reshape(b * t, *v.shape[2:]) for k, v in obs.items()}
@@ -377,24 +391,26 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         if self.cfg.team_frame:
             dire = is_dire(flat)
             flat = to_team_frame(flat)
-        units = self._encode_units(flat)
-        x = self._replicas(self._encode_team(flat), units, flat).reshape(b, t, -1)
+        groups = self.team_groups(flat)
+        units = self._encode_units(flat, groups)
+        x = self._replicas(self._encode_team(flat, groups), units, flat).reshape(b, t, -1)
         st = batch[Columns.STATE_IN]
         o, (h, c) = self.lstm(x, (st["h"].unsqueeze(0), st["c"].unsqueeze(0)))
         state_out = {"h": h.squeeze(0), "c": c.squeeze(0)}
         if not heads:
             return None, o, state_out
-        out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), units, flat, dire).reshape(b, t, -1)}
+        out = {Columns.ACTION_DIST_INPUTS: self._heads(o.reshape(b * t, -1), units, flat, dire,
+                                                      reading_only).reshape(b, t, -1)}
         return out, o, state_out
 
-    def _encode_units(self, obs) -> UnitTable:
+    def _encode_units(self, obs, team_groups=None) -> UnitTable:
         """The unit embeddings and their max-pools over the valid units and over the enemies. Only valid rows go
         through the unit MLP. In the embeddings, the rows of the team's heroes hold an empty row's embedding when the
         hero is dead (the replicas read them); the other rows without a unit hold 0 (the heads mask them). With
         `team_unit_table` the table is computed once per group of rows with equal team unit columns
-        (``unit_groups``), from those columns only."""
+        (``unit_groups``; `team_groups`: the rows' ``team_groups``, tried first), from those columns only."""
         units, valid = obs["units"], obs["unit_valid"] > 0
-        reps, index = self.unit_groups(obs) if self.cfg.team_unit_table else (None, None)
+        reps, index = self.unit_groups(obs, team_groups) if self.cfg.team_unit_table else (None, None)
         hero_columns = None
         if self.cfg.team_unit_table:
             hero_columns = self.norm["units"](units[..., self.unit_hero_columns], self.unit_hero_columns)
@@ -427,11 +443,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             torch.segment_reduce(emb.index_select(0, enemy), "max",
                                  lengths=(valid & (units[..., UNIT_IS_ENEMY] > 0.5)).sum(1), unsafe=True, initial=0.0)],
             -1)
-        n, u = valid.shape
-        unit_emb = units.new_zeros(n, u, emb.shape[-1], dtype=emb.dtype)
-        # an empty row is all zeros of type 0: one embedding for all of them
-        unit_emb[:, :self.team_size] = mlp(units.new_zeros(1, units.shape[-1]), torch.zeros(1, device=units.device))
-        unit_emb = unit_emb.index_put((rows, cols), emb)
+        unit_emb, own_rows = self._unit_table(emb, rows, cols, valid, mlp(
+            units.new_zeros(1, units.shape[-1]), torch.zeros(1, device=units.device)))  # an empty row: zeros, type 0
         hero_pooled = None
         if self.cfg.team_unit_table:  # the hero's own pools: the team table's projection and its hero columns
             team_part = self.unit_pool_team(unit_emb)
@@ -441,17 +454,50 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             # max, not amax: the same values, and its backward one scatter where amax's shares ties by masks (2x on
             # the CPU); the ties here are zeros, whose gradient the ReLU stops either way
             hero_pooled = torch.cat([(near * valid_rows).max(1).values, (near * enemy_rows).max(1).values], -1)
-        return UnitTable(unit_emb, index, _per_row(pooled, index), hero_columns, hero_pooled)
+        return UnitTable(unit_emb, index, own_rows, _per_row(pooled, index), hero_columns, hero_pooled)
 
-    def unit_groups(self, obs):
+    def _unit_table(self, emb, rows, cols, valid, empty):
+        """The (K, U, E) unit table of K tables' valid units' embeddings `emb` (M, E) at (rows, cols), and its first
+        n rows (K, n, E): the team's heroes', each a dead hero's (an invalid row) holding the `empty` (1, E) row's
+        embedding; the other rows without a unit hold 0. Written by one in-place copy into fresh zeros, and the
+        heroes' rows gathered from the copy's source: the table's gradient reaches `emb` through one gather, where
+        an out-of-place index_put and slice writes cost copies, fills and sums of the whole table in backward
+        (docs/performance.md, 2026-12-03, later). Without a backward (acting), the slice write and the copy in place."""
+        k, u = valid.shape
+        n = self.team_size
+        if not (emb.requires_grad and torch.is_grad_enabled()):  # acting: no backward, the fewest operators
+            table = emb.new_zeros(k, u, emb.shape[-1])
+            table[:, :n] = empty
+            table.view(k * u, -1).index_copy_(0, rows * u + cols, emb)
+            return table, table[:, :n]
+        slots = torch.arange(n, device=valid.device)
+        # each row's first n slots: their position in [emb; empty], M (the empty row) for a dead hero
+        position = torch.full((k, u), emb.shape[0], dtype=torch.long, device=valid.device)
+        position[rows, cols] = torch.arange(emb.shape[0], device=valid.device)
+        heroes = position[:, :n]
+        source = torch.cat([emb, empty])
+        own_rows = source.index_select(0, heroes.flatten()).reshape(k, n, -1)
+        dead = (heroes == emb.shape[0]).nonzero(as_tuple=True)
+        destination = torch.cat([rows * u + cols, dead[0] * u + slots[dead[1]]])
+        written = torch.cat([emb, empty.expand(len(dead[0]), -1)])
+        table = emb.new_zeros(k * u, emb.shape[-1]).index_copy_(0, destination, written)
+        return table.reshape(k, u, -1), own_rows
+
+    def unit_groups(self, obs, team_groups=None):
         """(representatives, index) of a batch of rows as ``team_groups``, by the unit table's inputs (the team's
-        columns of the unit rows, the unit types, the valid flags): the rows of one team at one step."""
+        columns of the unit rows, the unit types, the valid flags): the rows of one team at one step. `team_groups`
+        ((representatives, index) of the same rows by ``team_groups``): taken when the unit table's inputs are equal
+        within each of them (checked exactly; a team at one step sees one set of units), which saves the unit
+        rows' fingerprint, the largest of the two."""
         n = obs["units"].shape[0]
         if self.team_size == 1 or n < 2:
             return None, None
         flat = {k: obs[k].reshape(n, -1) for k in UNIT_TABLE_KEYS}
+        ignored = {"units": self._unit_fingerprint_ignored}
+        if team_groups is not None and team_groups[0] is not None and _equal_in_groups(flat, *team_groups, ignored):
+            return team_groups
         weights = {k: getattr(self, f"_unit_fingerprint_{k}") for k in UNIT_TABLE_KEYS}
-        return _group_rows(flat, weights, {"units": self._unit_fingerprint_ignored})
+        return _group_rows(flat, weights, ignored)
 
     def team_groups(self, obs):
         """(representatives, index) of a batch of rows (obs: N, ...): the rows whose team encoder inputs are all equal
@@ -464,10 +510,11 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         flat = {k: obs[k].reshape(n, -1) for k in TEAM_ENCODER_KEYS}
         return _group_rows(flat, {k: getattr(self, f"_fingerprint_{k}") for k in TEAM_ENCODER_KEYS})
 
-    def _encode_team(self, obs):
-        """The team part of every replica's pre-activation (N, n, R), computed once per group of equal team inputs:
-        replica layer (global, pooled heroes, private inputs; its bias)."""
-        reps, index = self.team_groups(obs)
+    def _encode_team(self, obs, groups=None):
+        """The team part of every replica's pre-activation (N, n, R), computed once per group of equal team inputs
+        (`groups`: the rows' ``team_groups``, None: found here): replica layer (global, pooled heroes, private
+        inputs; its bias)."""
+        reps, index = self.team_groups(obs) if groups is None else groups
         if reps is not None:
             obs = {k: obs[k][reps] for k in TEAM_ENCODER_KEYS}
         heroes = self.norm["heroes"](obs["heroes"])
@@ -500,7 +547,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         per_hero = F.linear(units.pooled, w_units)  # (N, R)
         if units.hero_pooled is not None:
             per_hero = per_hero + F.linear(units.hero_pooled, parts[5])
-        own = units.own(n)  # the team's heroes occupy the first n unit rows
+        own = units.own()  # the team's heroes occupy the first n unit rows
         mine_rows = rows * n + mine_index  # this hero's row of the (N * n, ...) flattened team tensors
         mine = F.relu(team.flatten(0, 1).index_select(0, mine_rows) + per_hero
                       + F.linear(own.flatten(0, 1).index_select(0, mine_rows), w_own))
@@ -508,9 +555,10 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
         return torch.cat([mine, pooled], -1)
 
-    def _heads(self, o, units: UnitTable, obs, dire=None):
+    def _heads(self, o, units: UnitTable, obs, dire=None, reading_only: bool = False):
         """The action distribution's inputs; `dire` (N,) marks the rows of Dire heroes in the team's frame, whose
-        offsets are turned back into the map's frame (None: the map's frame)."""
+        offsets are turned back into the map's frame (None: the map's frame). `reading_only`: the target-unit logits
+        of the primary actions that no row reads a unit with are 0 where legal (``_forward_train``)."""
         ids = obs["action_id"].long()  # (N, P)
         legal = obs["action_mask"] > 0
         legal = legal.clone()
@@ -519,8 +567,14 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         # gathering an (N, P, E) table of embeddings (there are n_action_ids ids in all)
         primary = torch.gather(self.action_query(o) @ self.action_emb.weight.T, 1, ids)  # (N, P)
         primary = torch.where(legal, primary, torch.full_like(primary, MASK_VALUE))
+        tt = obs["action_target_type"].long()
+        reads_unit = self.reads_unit_table[tt]  # (N, P)
+        columns = reads_unit.any(0).nonzero().squeeze(1) if reading_only else None
+        if columns is not None and len(columns) == ids.shape[1]:
+            columns = None  # every primary action reads a unit somewhere: no selection
+        unit_ids = ids if columns is None else ids.index_select(1, columns)
         # (N, P, K): the sigmoid on the table, then the lookup
-        gate = torch.sigmoid(self.action_gate.weight).index_select(0, ids.flatten()).reshape(*ids.shape, -1)
+        gate = torch.sigmoid(self.action_gate.weight).index_select(0, unit_ids.flatten()).reshape(*unit_ids.shape, -1)
         query = self.unit_query(o)
         if units.hero_columns is None:
             unit = gated_unit_logits(units.emb, self.unit_key.weight, self.unit_key.bias, gate, query)
@@ -532,6 +586,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
                          else table_products(units.emb, units.index, folded[..., :e], self.team_size))
             unit = (team_part + torch.bmm(folded[..., e:-1], units.hero_columns.transpose(1, 2))
                     + folded[..., -1:])
+        if columns is not None:  # the read primaries' logits into their columns, 0 in the others
+            unit = unit.new_zeros(ids.shape[0], ids.shape[1], unit.shape[-1]).index_copy_(1, columns, unit)
         kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)
         # each kind's legal targets, then each primary action's by its kind: the valid-unit check and the fallback
         # on (N, kinds, U), not on (N, P, U)
@@ -539,9 +595,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         umask[..., 0] = umask[..., 0] | ~umask.any(-1)  # never an all-masked row
         per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))
         unit = unit.masked_fill(~per_action, MASK_VALUE)
-        tt = obs["action_target_type"].long()
         offset_x, offset_y = self.offset_x_head(o), self.offset_y_head(o)
         if dire is not None:  # the offsets of the team's frame back into the map's
             offset_x, offset_y = flip_offsets(offset_x, dire), flip_offsets(offset_y, dire)
         return FiveActionDistribution.pack(primary, unit, self.delay_head(o), offset_x, offset_y,
-                                           self.reads_unit_table[tt], self.reads_offset_table[tt])
+                                           reads_unit, self.reads_offset_table[tt])

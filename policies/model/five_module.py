@@ -348,7 +348,9 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
     def _forward_train(self, batch, **kwargs):
         """The learner's pass: as ``_forward``'s, but the target-unit logits only of the primary actions that read a
         unit in some row of the batch (the others' are 0 where legal): no loss reads them (``FiveActionDistribution``
-        weights the unit head by whether the primary reads it), and they were 60% of the unit head's work."""
+        weights the unit head by whether the primary reads it), and they are 9-10 of the 16 primary actions in the
+        shipped agents' batches. The env runners' pass (``_forward``) computes them all: the drawn unit of every
+        action becomes the next observation's previous action."""
         out, emb, state = self._core(batch, reading_only=True)
         out[Columns.STATE_OUT] = state
         out[Columns.EMBEDDINGS] = emb

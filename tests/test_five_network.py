@@ -117,6 +117,22 @@ def test_the_training_pass_gives_every_loss_what_the_acting_pass_gives(mode, mod
         assert ((grads[0][n] - grads[1][n]).abs().max() / scale) < 1e-4, n
 
 
+@pytest.mark.parametrize("mode,model", [("1v1", {}), ("5v5", TEAM_TABLE)], ids=["1v1", "5v5_team_table"])
+def test_the_training_pass_takes_a_batch_where_no_row_reads_a_unit(mode, model):
+    """A minibatch of zero-padded steps only reads no unit with any primary action: its unit logits are 0 where
+    legal, and the rest of the pass is the acting pass's."""
+    module, batch = sequences(mode, model)
+    padded = {Columns.OBS: {k: torch.zeros_like(v[:, :4]) for k, v in batch[Columns.OBS].items()},
+              Columns.STATE_IN: batch[Columns.STATE_IN]}
+    with torch.no_grad():
+        train = module.forward_train(padded)[Columns.ACTION_DIST_INPUTS]
+        full = module.forward_exploration(padded)[Columns.ACTION_DIST_INPUTS]
+    p, u = module.n_primary, module.max_units
+    unit = train[..., p:p + p * u]
+    assert torch.isfinite(train).all() and (unit[unit > -5e8] == 0).all()
+    assert torch.equal(train[..., :p], full[..., :p]) and torch.equal(train[..., p + p * u:], full[..., p + p * u:])
+
+
 @pytest.mark.parametrize("model", [SMALL, {**SMALL, **TEAM_TABLE}], ids=["small", "small_team_table"])
 def test_gradients_equal_the_per_hero_network(model):
     """In float64, so that the two ways of summing agree to rounding."""

@@ -557,6 +557,21 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         pooled = F.relu(team[..., :pool] + per_hero[:, None, :pool] + F.linear(own, w_own[:pool])).max(1).values
         return torch.cat([mine, pooled], -1)
 
+    def _unit_logits(self, o, units: UnitTable, ids):
+        """(N, P', U): the target-unit logits (figure 18's gated attention) of the primary actions `ids` (N, P')."""
+        # (N, P', K): the sigmoid on the table, then the lookup
+        gate = torch.sigmoid(self.action_gate.weight).index_select(0, ids.flatten()).reshape(*ids.shape, -1)
+        query = self.unit_query(o)
+        if units.hero_columns is None:
+            return gated_unit_logits(units.emb, self.unit_key.weight, self.unit_key.bias, gate, query)
+        # gated_unit_logits with the keys' hero part (hero columns) and each table multiplied once by its rows
+        e = units.emb.shape[-1]
+        weight = torch.cat([self.unit_key.weight, self.unit_key_hero.weight, self.unit_key.bias.unsqueeze(1)], 1)
+        folded = (gate * query.unsqueeze(1)) @ weight  # (N, P', E + hero columns + 1)
+        team_part = (torch.bmm(folded[..., :e], units.emb.transpose(1, 2)) if units.index is None
+                     else table_products(units.emb, units.index, folded[..., :e], self.team_size))
+        return team_part + torch.bmm(folded[..., e:-1], units.hero_columns.transpose(1, 2)) + folded[..., -1:]
+
     def _heads(self, o, units: UnitTable, obs, dire=None, reading_only: bool = False):
         """The action distribution's inputs; `dire` (N,) marks the rows of Dire heroes in the team's frame, whose
         offsets are turned back into the map's frame (None: the map's frame). `reading_only`: the target-unit logits
@@ -574,20 +589,11 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         columns = reads_unit.any(0).nonzero().squeeze(1) if reading_only else None
         if columns is not None and len(columns) == ids.shape[1]:
             columns = None  # every primary action reads a unit somewhere: no selection
-        unit_ids = ids if columns is None else ids.index_select(1, columns)
-        # (N, P, K): the sigmoid on the table, then the lookup
-        gate = torch.sigmoid(self.action_gate.weight).index_select(0, unit_ids.flatten()).reshape(*unit_ids.shape, -1)
-        query = self.unit_query(o)
-        if units.hero_columns is None:
-            unit = gated_unit_logits(units.emb, self.unit_key.weight, self.unit_key.bias, gate, query)
-        else:  # gated_unit_logits with the keys' hero part (hero columns) and each table multiplied once by its rows
-            e = units.emb.shape[-1]
-            weight = torch.cat([self.unit_key.weight, self.unit_key_hero.weight, self.unit_key.bias.unsqueeze(1)], 1)
-            folded = (gate * query.unsqueeze(1)) @ weight  # (N, P, E + hero columns + 1)
-            team_part = (torch.bmm(folded[..., :e], units.emb.transpose(1, 2)) if units.index is None
-                         else table_products(units.emb, units.index, folded[..., :e], self.team_size))
-            unit = (team_part + torch.bmm(folded[..., e:-1], units.hero_columns.transpose(1, 2))
-                    + folded[..., -1:])
+        if columns is not None and len(columns) == 0:  # no row reads a unit (e.g. zero-padded steps only)
+            unit = o.new_zeros(ids.shape[0], ids.shape[1], units.emb.shape[1])
+            columns = None
+        else:
+            unit = self._unit_logits(o, units, ids if columns is None else ids.index_select(1, columns))
         if columns is not None:  # the read primaries' logits into their columns, 0 in the others
             unit = unit.new_zeros(ids.shape[0], ids.shape[1], unit.shape[-1]).index_copy_(1, columns, unit)
         kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)

@@ -96,7 +96,6 @@ def masked_logit_free(logits, reference):
     return torch.where(reference <= MASK_VALUE / 2, torch.zeros_like(logits), (logits - reference).abs())
 
 
-
 def as_training_pass(m, logits, obs):
     """The reference's logits as the module's training pass gives them (``FiveRLModule._forward_train``): the
     target-unit logits of the primary actions that no row of the batch reads a unit with are 0 where legal."""

@@ -472,7 +472,6 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             table[:, :n] = empty
             table.view(k * u, -1).index_copy_(0, rows * u + cols, emb)
             return table, table[:, :n]
-        slots = torch.arange(n, device=valid.device)
         # each row's first n slots: their position in [emb; empty], M (the empty row) for a dead hero
         position = torch.full((k, u), emb.shape[0], dtype=torch.long, device=valid.device)
         position[rows, cols] = torch.arange(emb.shape[0], device=valid.device)
@@ -480,7 +479,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         source = torch.cat([emb, empty])
         own_rows = source.index_select(0, heroes.flatten()).reshape(k, n, -1)
         dead = (heroes == emb.shape[0]).nonzero(as_tuple=True)
-        destination = torch.cat([rows * u + cols, dead[0] * u + slots[dead[1]]])
+        destination = torch.cat([rows * u + cols, dead[0] * u + dead[1]])
         written = torch.cat([emb, empty.expand(len(dead[0]), -1)])
         table = emb.new_zeros(k * u, emb.shape[-1]).index_copy_(0, destination, written)
         return table.reshape(k, u, -1), own_rows
@@ -587,15 +586,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         tt = obs["action_target_type"].long()
         reads_unit = self.reads_unit_table[tt]  # (N, P)
         columns = reads_unit.any(0).nonzero().squeeze(1) if reading_only else None
-        if columns is not None and len(columns) == ids.shape[1]:
-            columns = None  # every primary action reads a unit somewhere: no selection
-        if columns is not None and len(columns) == 0:  # no row reads a unit (e.g. zero-padded steps only)
-            unit = o.new_zeros(ids.shape[0], ids.shape[1], units.emb.shape[1])
-            columns = None
-        else:
-            unit = self._unit_logits(o, units, ids if columns is None else ids.index_select(1, columns))
-        if columns is not None:  # the read primaries' logits into their columns, 0 in the others
-            unit = unit.new_zeros(ids.shape[0], ids.shape[1], unit.shape[-1]).index_copy_(1, columns, unit)
+        if columns is None or len(columns) == ids.shape[1]:  # every primary action's logits
+            unit = self._unit_logits(o, units, ids)
+        else:  # the read primaries' logits into their columns, 0 in the others (all 0: zero-padded steps only)
+            unit = o.new_zeros(*ids.shape, units.emb.shape[1])
+            if len(columns):
+                unit = unit.index_copy_(1, columns, self._unit_logits(o, units, ids.index_select(1, columns)))
         kind = obs["action_unit_kind"].long().clamp(0, N_UNIT_KINDS - 1)  # (N, P)
         # each kind's legal targets, then each primary action's by its kind: the valid-unit check and the fallback
         # on (N, kinds, U), not on (N, P, U)

@@ -1,7 +1,7 @@
 """Where a learner row's forward and backward go in the Five network, part by part, for a trained module.
 
     python scripts/bench_network_parts.py [--model models/five_5v5_kickstart] [--rows 4000] [--threads 2]
-        [--rounds 3] [--seed 0] [--cpu-time] [--model-config KEY=VALUE ... [--compare]]
+        [--rounds 3] [--seed 0] [--cpu-time] [--flops] [--model-config KEY=VALUE ... [--compare]]
 
 The module's observations are recorded from scripted-bot games of its own mode (``policies/surgery/output_diff.py``
 ``record_games``: every hero of both teams), cut into sequences of the module's unroll length, as many as make
@@ -24,6 +24,12 @@ machine: a change's ratio on a shared machine), each on the same minibatch, and 
 
 ``--cpu-time`` counts the CPU time of the process's threads instead of wall time: steadier on a machine doing other
 work, and the sum over the threads (about twice the wall time at 2 threads, the machine quiet).
+
+``--flops`` adds each part's arithmetic: floating-point operations per row, forward and backward (torch's
+``FlopCounterMode`` on one step of the part; the LSTM's, which it does not count on the CPU, from its weights' shapes:
+``lstm_flops``), the rate the timing gives them (GFLOP/s), and that rate as a share of a large float32 matrix product
+on the same threads (``matmul_gflops``: about what this machine's cores can do). A share far below it says the part is
+bound by its small operators and memory traffic, not by arithmetic.
 
 Microseconds per row, the median of --rounds, and each part's share of ``whole`` (the parts do not add up to it
 exactly: the team's frame, the reshapes and autograd's bookkeeping between them are ``whole``'s alone). The last line
@@ -133,6 +139,44 @@ def part_steps(module, obs: dict) -> dict:
     return {"whole": whole, "units": units, "team": team, "lstm": lstm, "heads": heads}
 
 
+def lstm_flops(lstm: torch.nn.LSTM) -> float:
+    """Floating-point operations per row (one time step of one sequence) of the LSTM's forward and backward: each
+    layer's gate products, 2 x 4H x (I + H) forward, and twice that backward (the inputs' and the weights' gradients);
+    the gates' elementwise arithmetic is left out."""
+    per_step = sum(2 * w.shape[0] * w.shape[1] for name, w in lstm.named_parameters() if name.startswith("weight_"))
+    return 3.0 * per_step
+
+
+def part_flops(module, obs: dict) -> dict:
+    """{part: floating-point operations per row, forward and backward}: one step of each part under torch's
+    FlopCounterMode, plus lstm_flops for the parts that run the LSTM where the counter saw none of it."""
+    from torch.utils.flop_counter import FlopCounterMode
+    rows = obs["global"].shape[0] * obs["global"].shape[1]
+    out = {}
+    for name, run in part_steps(module, obs).items():
+        counter = FlopCounterMode(display=False)
+        with counter:
+            run()
+        module.zero_grad(set_to_none=True)
+        lstm_counted = any("lstm" in str(op) or "rnn" in str(op) for op in counter.get_flop_counts().get("Global", {}))
+        extra = lstm_flops(module.lstm) * rows if name in ("whole", "lstm") and not lstm_counted else 0.0
+        out[name] = (counter.get_total_flops() + extra) / rows
+    return out
+
+
+def matmul_gflops(threads: int, size: int = 1024, rounds: int = 5) -> float:
+    """GFLOP/s of a size x size float32 matrix product at `threads` torch threads, the best of `rounds`."""
+    torch.set_num_threads(threads)
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2.0 * size ** 3 / best / 1e9
+
+
 def measure(module, obs: dict, rounds: int, clock=time.perf_counter) -> dict:
     """{part: microseconds per row (median of `rounds`)}, after one warm-up call of each part; `clock`: wall time, or
     time.process_time for the CPU time of the process's threads."""
@@ -174,11 +218,15 @@ def main(argv=None) -> dict:
                    help="time the checkpoint's network with this model config key changed (fresh weights)")
     p.add_argument("--cpu-time", action="store_true",
                    help="CPU time of this process's threads instead of wall time (steadier beside other work)")
+    p.add_argument("--flops", action="store_true",
+                   help="each part's floating-point operations per row, and the rate against a large matrix product's")
     p.add_argument("--compare", action="store_true",
                    help="with --model-config: time the checkpoint's network and the changed one in turn")
     args = p.parse_args(argv)
     if args.compare and not args.model_config:
         p.error("--compare needs --model-config: the network to compare the checkpoint's with")
+    if args.compare and args.flops:
+        p.error("--flops counts one network's arithmetic: leave out --compare")
     for flag in ("rows", "threads", "rounds"):
         if getattr(args, flag) < 1:
             p.error(f"--{flag} must be >= 1, got {getattr(args, flag)}")
@@ -210,10 +258,23 @@ def main(argv=None) -> dict:
         result.update(us_per_row=both["changed"], checkpoint_us_per_row=both["checkpoint"])
     else:
         per_row = measure(module, obs, args.rounds, clock)
-        print("| part | us per row | share of whole |")
-        print("|---|---|---|")
-        for name in PARTS:
-            print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |")
+        if args.flops:
+            flops = part_flops(module, obs)
+            peak = matmul_gflops(args.threads)
+            rates = {name: flops[name] / per_row[name] / 1e3 for name in PARTS}  # flop/row over us/row, in GFLOP/s
+            print(f"a 1,024 x 1,024 float32 matrix product: {peak:.1f} GFLOP/s at {args.threads} threads")
+            print("| part | us per row | share of whole | MFLOP per row | GFLOP/s | share of the matrix product's |")
+            print("|---|---|---|---|---|---|")
+            for name in PARTS:
+                print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} | "
+                      f"{flops[name] / 1e6:.3f} | {rates[name]:.1f} | {rates[name] / peak:.0%} |")
+            result.update(mflop_per_row={k: round(v / 1e6, 4) for k, v in flops.items()},
+                          gflop_per_s={k: round(v, 2) for k, v in rates.items()}, matmul_gflop_per_s=round(peak, 1))
+        else:
+            print("| part | us per row | share of whole |")
+            print("|---|---|---|")
+            for name in PARTS:
+                print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |")
         result["us_per_row"] = per_row
     print(json.dumps(result))
     return result

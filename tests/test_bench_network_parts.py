@@ -7,7 +7,8 @@ import torch
 from test_training_model import build_module
 
 from moba.env.moba_env import MobaEnv
-from scripts.bench_network_parts import PARTS, measure, measure_in_turn, minibatch, part_steps, with_model_config
+from scripts.bench_network_parts import (PARTS, lstm_flops, matmul_gflops, measure, measure_in_turn, minibatch,
+                                         part_flops, part_steps, with_model_config)
 
 OWN = {"units": "unit_mlp.0.weight", "team": "hero_mlp.0.weight", "lstm": "lstm.weight_hh_l0",
        "heads": "action_query.weight"}
@@ -59,3 +60,18 @@ def test_model_config_gives_a_fresh_network_of_that_config_with_the_statistics()
                        ("team_unit_table=2", "must be true or false")):
         with pytest.raises(ValueError, match=match):
             with_model_config(module, [bad])
+
+
+def test_flops_count_every_part_and_the_lstm_from_its_shapes():
+    """--flops: the LSTM's count is its gate products (torch's counter sees none of the CPU LSTM), and the parts'
+    counts add up to about the whole network's (the team's frame and the glue are the whole's alone)."""
+    module = build_module(MobaEnv({"mode": "1v1"}))
+    module.train()
+    obs = minibatch(module, rows=64, seed=0, steps=80)
+    flops = part_flops(module, obs)
+    h, i = module.lstm.hidden_size, module.lstm.input_size
+    assert lstm_flops(module.lstm) == 3 * 2 * 4 * h * (i + h)
+    assert flops["lstm"] == pytest.approx(lstm_flops(module.lstm))
+    parts = sum(flops[name] for name in PARTS if name != "whole")
+    assert min(flops.values()) > 0 and parts * 0.9 <= flops["whole"] <= parts * 1.3
+    assert matmul_gflops(threads=1, size=128, rounds=2) > 0.1

@@ -471,6 +471,56 @@ def test_update_normalizers_counts_only_valid_steps_and_units():
     assert bool((module.norm["private_minimap"].count == n_valid * n_team).all())  # one count per feature
 
 
+
+def test_batch_moments_in_blocks_equal_float64_statistics_and_merge_exactly(monkeypatch):
+    """The moments' pass in blocks (with masked rows, a block with no valid row, float32 data far from 0) equals the
+    float64 statistics, and two batches' moments merged equal those of both together."""
+    import policies.model.normalization as normalization
+    monkeypatch.setattr(normalization, "MOMENT_BLOCK_ROWS", 7)
+    rng = np.random.default_rng(4)
+    x = rng.normal([1000.0, -3.0, 0.01], [5.0, 40.0, 0.001], size=(60, 3)).astype(np.float32)
+    mask = rng.random(60) < 0.6
+    mask[7:14] = False  # the second block holds no valid row
+    moments = normalization.batch_moments(torch.as_tensor(x), torch.as_tensor(mask))
+    valid = x[mask].astype(np.float64)
+    assert moments.count == int(mask.sum())
+    np.testing.assert_allclose(moments.mean.numpy(), valid.mean(0), rtol=1e-7)
+    np.testing.assert_allclose(moments.m2.numpy(), ((valid - valid.mean(0)) ** 2).sum(0), rtol=1e-4)
+    both = normalization.merge_moments(normalization.batch_moments(torch.as_tensor(valid[:11])),
+                                       normalization.batch_moments(torch.as_tensor(valid[11:])))
+    np.testing.assert_allclose(both.mean.numpy(), valid.mean(0), rtol=1e-12)
+    np.testing.assert_allclose(both.m2.numpy(), ((valid - valid.mean(0)) ** 2).sum(0), rtol=1e-9)
+    assert normalization.batch_moments(torch.as_tensor(x), torch.zeros(60, dtype=torch.bool)) is None
+    assert normalization.merge_moments(None, both) is both
+
+
+def test_update_normalizers_in_blocks_equal_one_pass_and_a_bad_value_changes_nothing(monkeypatch):
+    """Steps in blocks of 3 (the team's frame turned per block) give the statistics of one block of all steps; a NaN
+    in the last block's units raises, naming them, before any statistic changes (the global ones included)."""
+    import policies.model.five_module as five_module
+    env, history = played_game("5v5")
+    agents = [env.possible_agents[i] for i in (0, 1, 5, 6)]  # two Radiant heroes, two Dire: both frames
+    steps = (20, 70, 120, 150)
+    obs = {k: torch.as_tensor(np.stack([np.stack([history[t][a][k] for t in steps]) for a in agents]))
+           for k in history[0][agents[0]]}  # (B=4, T=4, ...)
+    mask = torch.ones(4, 4, dtype=torch.bool)
+    mask[1, 2:] = False
+    one, blocks = build_module(env), build_module(env)
+    one.update_normalizers(obs, mask)
+    monkeypatch.setattr(five_module, "NORM_BLOCK_STEPS", 3)
+    blocks.update_normalizers(obs, mask)
+    for name in one.norm:
+        for buf in ("count", "mean", "m2"):
+            torch.testing.assert_close(getattr(blocks.norm[name], buf), getattr(one.norm[name], buf),
+                                       rtol=1e-6, atol=1e-6)
+    before = {k: v.clone() for k, v in blocks.state_dict().items() if k.startswith("norm.")}
+    bad = dict(obs, units=obs["units"].clone())
+    valid = bad["unit_valid"][3, 3] > 0
+    bad["units"][3, 3, valid.nonzero()[0, 0], 0] = float("nan")
+    with pytest.raises(FloatingPointError, match=r"units: 1 of \d+ rows hold non-finite values"):
+        blocks.update_normalizers(bad, None)
+    assert all(torch.equal(v, blocks.state_dict()[k]) for k, v in before.items())
+
 # ---- dual clip -------------------------------------------------------------------------------------------------------
 def test_dual_clip_bounds_negative_advantages():
     adv = torch.tensor([-1.0, -2.0, -1.0])

@@ -62,7 +62,7 @@ from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
 from policies.model.action_distribution import FiveActionDistribution
-from policies.model.normalization import RunningNorm
+from policies.model.normalization import RunningNorm, batch_moments, merge_moments
 from policies.model.team_frame import flip_offsets, is_dire, to_team_frame
 
 MASK_VALUE = -1e9  # masked logits: a large negative number, never -inf
@@ -73,6 +73,7 @@ CROSS_HERO_POOL_FRACTION = 0.25  # app. H: max-pool the first 25% of the vector 
 TEAM_ENCODER_KEYS = ("global", "heroes", "hero_id", "hero_items") + PRIVATE_KEYS
 # the observation keys the team unit table reads (FiveModelConfig.team_unit_table): of "units" only the team's columns
 UNIT_TABLE_KEYS = ("units", "unit_type", "unit_valid")
+NORM_BLOCK_STEPS = 1024  # steps a block of update_normalizers (the team's frame's copies stay in the cache)
 
 
 BOOL_FIELDS = ("team_frame", "team_unit_table")  # FiveModelConfig's switches; every other field is a positive int
@@ -367,23 +368,39 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
     @torch.no_grad()
     def update_normalizers(self, obs: dict, loss_mask: torch.Tensor | None):
         """Adds the float observations of the valid time steps to the running statistics (learner only); a
-        non-finite value raises FloatingPointError naming its observation and feature (RunningNorm.update)."""
-        if self.cfg.team_frame:
-            obs = to_team_frame(obs)
-        m = loss_mask if loss_mask is not None else torch.ones(obs["global"].shape[:2], dtype=torch.bool,
-                                                               device=obs["global"].device)
-        self.norm["global"].update(obs["global"], m, "global", feature_names(GLOBAL_FEATURES))
-        unit_mask = m.unsqueeze(-1) & (obs["unit_valid"] > 0)
-        self.norm["units"].update(obs["units"], unit_mask, "units", feature_names(UNIT_FEATURES))
-        self.norm["heroes"].update(obs["heroes"], m.unsqueeze(-1).expand(*obs["heroes"].shape[:-1]), "heroes",
-                                   feature_names(HERO_FEATURES))
-        mini = obs["private_minimap"].flatten(-3)
+        non-finite value raises FloatingPointError naming its observation and feature (RunningNorm.update), and
+        leaves every statistic unchanged. The steps go through in blocks of NORM_BLOCK_STEPS (the team's frame and
+        the moments of each block, then one merge a statistic): the whole batch's turned copy cost as much as the
+        moments themselves."""
+        lead = obs["global"].shape[:-1]
+        flat = {k: v.reshape(-1, *v.shape[len(lead):]) for k, v in obs.items()}
+        m = None if loss_mask is None else loss_mask.reshape(-1).bool()
         cells = MINIMAP_N * MINIMAP_N
-        self.norm["private_minimap"].update(mini, m.unsqueeze(-1).expand(*mini.shape[:-1]), "private_minimap",
-                                            tuple(f"{c} cell {i}" for c in MINIMAP_CHANNELS for i in range(cells)))
-        lanes = obs["private_lanes"]
-        self.norm["private_lanes"].update(lanes, m.unsqueeze(-1).expand(*lanes.shape[:-1]), "private_lanes",
-                                          feature_names(LANE_FEATURES))
+        names = {"global": feature_names(GLOBAL_FEATURES), "units": feature_names(UNIT_FEATURES),
+                 "heroes": feature_names(HERO_FEATURES), "private_lanes": feature_names(LANE_FEATURES),
+                 "private_minimap": tuple(f"{c} cell {i}" for c in MINIMAP_CHANNELS for i in range(cells))}
+        total = dict.fromkeys(names)
+        for start in range(0, flat["global"].shape[0], NORM_BLOCK_STEPS):
+            block = {k: v[start:start + NORM_BLOCK_STEPS] for k, v in flat.items()}
+            if self.cfg.team_frame:
+                block = to_team_frame(block)
+            steps = None if m is None else m[start:start + NORM_BLOCK_STEPS]
+            if steps is not None and not bool(steps.any()):
+                continue
+            per_step = steps if steps is not None else torch.ones(block["global"].shape[0], dtype=torch.bool,
+                                                                  device=block["global"].device)
+            rows = {"global": (block["global"], steps),
+                    "units": (block["units"], per_step.unsqueeze(-1) & (block["unit_valid"] > 0)),
+                    "heroes": (block["heroes"], None if steps is None else
+                               steps.unsqueeze(-1).expand(*block["heroes"].shape[:-1])),
+                    "private_minimap": (block["private_minimap"].flatten(-3), None if steps is None else
+                                        steps.unsqueeze(-1).expand(*block["private_minimap"].shape[:2])),
+                    "private_lanes": (block["private_lanes"], None if steps is None else
+                                      steps.unsqueeze(-1).expand(*block["private_lanes"].shape[:-1]))}
+            for name, (x, mask) in rows.items():
+                total[name] = merge_moments(total[name], batch_moments(x, mask, name, names[name]))
+        for name, moments in total.items():
+            self.norm[name].merge(moments)
 
     def _core(self, batch, heads=True, reading_only=False):
         obs = batch[Columns.OBS]

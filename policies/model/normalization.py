@@ -10,11 +10,14 @@ count for each feature.
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 from torch import nn
 
 NORM_CLIP = 5.0  # app. E: clip normalized observations to (-5, 5)
 NORM_EPS = 1e-6
+MOMENT_BLOCK_ROWS = 4096  # rows a block of batch_moments' pass (its temporaries stay in the cache)
 
 
 class RunningNorm(nn.Module):
@@ -68,31 +71,85 @@ class RunningNorm(nn.Module):
         and its non-finite features (`features`: their names, else column numbers), before a non-finite value
         reaches the statistics: one inf would turn them, and so every forward pass of the learner and the env
         runners that receive them, to NaN."""
-        x = x.reshape(-1, x.shape[-1])
-        if mask is not None:
-            x = x[mask.reshape(-1).bool()]
-        n = x.shape[0]
-        if n == 0:
+        self.merge(batch_moments(x, mask, name, features))
+
+    @torch.no_grad()
+    def merge(self, moments: Moments | None):
+        """Merges a batch's moments (batch_moments, merge_moments) into the statistics; None changes nothing."""
+        if moments is None:
             return
-        # the batch's moments in x's dtype by Welford's one pass (torch.var_mean), merged in float64: a float64 copy
-        # of the data (the unit table's is the largest tensor of an update) cost a quarter of a 5v5 update
-        b_var, b_mean = torch.var_mean(x, dim=0, correction=0)
-        if not bool(torch.isfinite(b_var).all()):  # a non-finite value anywhere in a column makes its moments so
-            finite = torch.isfinite(x)
-            bad = (~finite).any(0).nonzero().flatten().tolist()
-            names = [features[i] if features is not None and i < len(features) else f"column {i}" for i in bad]
-            if not bad:  # finite values whose variance overflows x's dtype
-                names = [features[i] if features is not None and i < len(features) else f"column {i}"
-                         for i in (~torch.isfinite(b_var)).nonzero().flatten().tolist()]
-                raise FloatingPointError(f"{name}: the variance of features {names} overflows {x.dtype}; the "
-                                         f"running statistics were left unchanged")
-            raise FloatingPointError(
-                f"{name}: {int((~finite).any(1).sum())} of {n} rows hold non-finite values, in features {names} "
-                f"(e.g. {x[~finite][:4].tolist()}); the running statistics were left unchanged")
-        b_mean, b_m2 = b_mean.double(), b_var.double() * n
+        n, b_mean, b_m2 = moments
         total = self.count + n
         delta = b_mean - self.mean
         self.mean += delta * (n / total)
         # rounding can leave a constant feature's M2 a hair below 0; its square root would be NaN
         self.m2 += (b_m2 + delta ** 2 * (self.count * n / total)).clamp_min(0.0)
         self.count += n
+
+
+class Moments(NamedTuple):
+    """A batch's rows' count, and per feature their mean and M2 (the sum of squared deviations from it), float64."""
+    count: int
+    mean: torch.Tensor
+    m2: torch.Tensor
+
+
+@torch.no_grad()
+def batch_moments(x: torch.Tensor, mask: torch.Tensor | None = None, name: str = "observation",
+                  features: tuple | None = None) -> Moments | None:
+    """The moments of the rows of x (..., F) where mask (...) is true (None: every row); None when there are none.
+    Raises FloatingPointError naming `name` and the non-finite features (RunningNorm.update).
+
+    One pass over blocks of MOMENT_BLOCK_ROWS rows: each block's sums of (x - s) and (x - s)^2 in x's dtype, s the
+    first block's mean (so that the squares do not cancel), summed over the blocks in float64. A block's temporaries
+    stay in the cache: 5-10x the speed of torch.var_mean's Welford pass over a 5v5 batch's unit table (~0.1 s an
+    update, about as much as the rest of the statistics' update), to float32's rounding of each block's sums."""
+    x = x.reshape(-1, x.shape[-1])
+    if mask is not None:
+        mask = mask.reshape(-1).bool()
+        if bool(mask.all()):
+            mask = None
+    n = x.shape[0] if mask is None else int(mask.sum())
+    if n == 0:
+        return None
+    shift = None
+    s1 = torch.zeros(x.shape[-1], dtype=torch.float64, device=x.device)
+    s2 = torch.zeros_like(s1)
+    for start in range(0, x.shape[0], MOMENT_BLOCK_ROWS):
+        block = x[start:start + MOMENT_BLOCK_ROWS]
+        if mask is not None:
+            block = block[mask[start:start + MOMENT_BLOCK_ROWS]]
+            if block.shape[0] == 0:
+                continue
+        if shift is None:
+            shift = block.mean(0)
+        d = block - shift
+        s1 += d.sum(0).double()
+        s2 += (d * d).sum(0).double()
+    if not bool(torch.isfinite(s2).all()):  # a non-finite value anywhere in a column makes its sums so
+        _raise_non_finite(x if mask is None else x[mask], s2, name, features)
+    mean = s1 / n
+    return Moments(n, shift.double() + mean, (s2 - s1 * mean).clamp_min(0.0))
+
+
+def merge_moments(a: Moments | None, b: Moments | None) -> Moments | None:
+    """The moments of two batches' rows together (Chan et al.), exact for any split; None is an empty batch."""
+    if a is None or b is None:
+        return a if b is None else b
+    total = a.count + b.count
+    delta = b.mean - a.mean
+    return Moments(total, a.mean + delta * (b.count / total), a.m2 + b.m2 + delta ** 2 * (a.count * b.count / total))
+
+
+def _raise_non_finite(x: torch.Tensor, s2: torch.Tensor, name: str, features: tuple | None):
+    def named(columns: list) -> list:
+        return [features[i] if features is not None and i < len(features) else f"column {i}" for i in columns]
+    finite = torch.isfinite(x)
+    bad = (~finite).any(0).nonzero().flatten().tolist()
+    if not bad:  # finite values whose squares overflow x's dtype
+        over = named((~torch.isfinite(s2)).nonzero().flatten().tolist())
+        raise FloatingPointError(f"{name}: the variance of features {over} overflows {x.dtype}; the running "
+                                 "statistics were left unchanged")
+    raise FloatingPointError(
+        f"{name}: {int((~finite).any(1).sum())} of {x.shape[0]} rows hold non-finite values, in features {named(bad)} "
+        f"(e.g. {x[~finite][:4].tolist()}); the running statistics were left unchanged")

@@ -370,8 +370,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         """Adds the float observations of the valid time steps to the running statistics (learner only); a
         non-finite value raises FloatingPointError naming its observation and feature (RunningNorm.update), and
         leaves every statistic unchanged. The steps go through in blocks of NORM_BLOCK_STEPS (the team's frame and
-        the moments of each block, then one merge a statistic): the whole batch's turned copy cost as much as the
-        moments themselves."""
+        the moments of each block, then one merge a statistic): the whole batch's turned copy was about a third of
+        the statistics' update before (docs/performance.md, 2026-12-04)."""
         lead = obs["global"].shape[:-1]
         flat = {k: v.reshape(-1, *v.shape[len(lead):]) for k, v in obs.items()}
         m = None if loss_mask is None else loss_mask.reshape(-1).bool()

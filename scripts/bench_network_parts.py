@@ -258,23 +258,22 @@ def main(argv=None) -> dict:
         result.update(us_per_row=both["changed"], checkpoint_us_per_row=both["checkpoint"])
     else:
         per_row = measure(module, obs, args.rounds, clock)
+        header = "| part | us per row | share of whole |"
         if args.flops:
             flops = part_flops(module, obs)
             peak = matmul_gflops(args.threads)
             rates = {name: flops[name] / per_row[name] / 1e3 for name in PARTS}  # flop/row over us/row, in GFLOP/s
             print(f"a 1,024 x 1,024 float32 matrix product: {peak:.1f} GFLOP/s at {args.threads} threads")
-            print("| part | us per row | share of whole | MFLOP per row | GFLOP/s | share of the matrix product's |")
-            print("|---|---|---|---|---|---|")
-            for name in PARTS:
-                print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} | "
-                      f"{flops[name] / 1e6:.3f} | {rates[name]:.1f} | {rates[name] / peak:.0%} |")
+            header += " MFLOP per row | GFLOP/s | share of the matrix product's |"
             result.update(mflop_per_row={k: round(v / 1e6, 4) for k, v in flops.items()},
                           gflop_per_s={k: round(v, 2) for k, v in rates.items()}, matmul_gflop_per_s=round(peak, 1))
-        else:
-            print("| part | us per row | share of whole |")
-            print("|---|---|---|")
-            for name in PARTS:
-                print(f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |")
+        print(header)
+        print("|---" * header.count(" |") + "|")
+        for name in PARTS:
+            cells = f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |"
+            if args.flops:
+                cells += f" {flops[name] / 1e6:.3f} | {rates[name]:.1f} | {rates[name] / peak:.0%} |"
+            print(cells)
         result["us_per_row"] = per_row
     print(json.dumps(result))
     return result

@@ -471,7 +471,6 @@ def test_update_normalizers_counts_only_valid_steps_and_units():
     assert bool((module.norm["private_minimap"].count == n_valid * n_team).all())  # one count per feature
 
 
-
 def test_batch_moments_in_blocks_equal_float64_statistics_and_merge_exactly(monkeypatch):
     """The moments' pass in blocks (with masked rows, a block with no valid row, float32 data far from 0) equals the
     float64 statistics, and two batches' moments merged equal those of both together."""

@@ -187,6 +187,11 @@ def _per_row(x: torch.Tensor, index: torch.Tensor | None) -> torch.Tensor:
     return x if index is None else x.index_select(0, index)  # not x[index]: table_products' note
 
 
+def _step_rows(steps: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
+    """The steps' (N,) validity over the rows of x (N, ..., F), for batch_moments; None when every step is valid."""
+    return None if steps is None else steps.reshape(-1, *(1,) * (x.dim() - 2)).expand(x.shape[:-1])
+
+
 def _mlp(sizes):
     layers = []
     for a, b in zip(sizes[:-1], sizes[1:]):
@@ -381,22 +386,19 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
                  "private_minimap": tuple(f"{c} cell {i}" for c in MINIMAP_CHANNELS for i in range(cells))}
         total = dict.fromkeys(names)
         for start in range(0, flat["global"].shape[0], NORM_BLOCK_STEPS):
-            block = {k: v[start:start + NORM_BLOCK_STEPS] for k, v in flat.items()}
-            if self.cfg.team_frame:
-                block = to_team_frame(block)
             steps = None if m is None else m[start:start + NORM_BLOCK_STEPS]
             if steps is not None and not bool(steps.any()):
                 continue
-            per_step = steps if steps is not None else torch.ones(block["global"].shape[0], dtype=torch.bool,
-                                                                  device=block["global"].device)
+            block = {k: v[start:start + NORM_BLOCK_STEPS] for k, v in flat.items()}
+            if self.cfg.team_frame:
+                block = to_team_frame(block)
+            valid_units = block["unit_valid"] > 0
+            mini = block["private_minimap"].flatten(-3)
             rows = {"global": (block["global"], steps),
-                    "units": (block["units"], per_step.unsqueeze(-1) & (block["unit_valid"] > 0)),
-                    "heroes": (block["heroes"], None if steps is None else
-                               steps.unsqueeze(-1).expand(*block["heroes"].shape[:-1])),
-                    "private_minimap": (block["private_minimap"].flatten(-3), None if steps is None else
-                                        steps.unsqueeze(-1).expand(*block["private_minimap"].shape[:2])),
-                    "private_lanes": (block["private_lanes"], None if steps is None else
-                                      steps.unsqueeze(-1).expand(*block["private_lanes"].shape[:-1]))}
+                    "units": (block["units"], valid_units if steps is None else valid_units & steps.unsqueeze(-1)),
+                    "heroes": (block["heroes"], _step_rows(steps, block["heroes"])),
+                    "private_minimap": (mini, _step_rows(steps, mini)),
+                    "private_lanes": (block["private_lanes"], _step_rows(steps, block["private_lanes"]))}
             for name, (x, mask) in rows.items():
                 total[name] = merge_moments(total[name], batch_moments(x, mask, name, names[name]))
         for name, moments in total.items():

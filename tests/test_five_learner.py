@@ -38,25 +38,52 @@ def connector_batch(learner, episodes):
 
 
 # ---- the learner's connector pipeline --------------------------------------------------------------------------------
-def test_the_numpy_zero_padding_gives_the_batch_rllibs_connector_gives():
-    """FastTimeDimZeroPad stands in RLlib's AddTimeDimToBatchAndZeroPad's place in the learner's pipeline, and the
-    train batch of the pinned episodes is the same, column for column, bit for bit."""
+def rllib_connector(name: str):
+    """(RLlib's connector class, the project's stand-in class, RLlib's instance) by the stand-in's name."""
     from ray.rllib.connectors.common.add_time_dim_to_batch_and_zero_pad import AddTimeDimToBatchAndZeroPad
+    from ray.rllib.connectors.learner import AddOneTsToEpisodesAndTruncate
 
+    from policies.learning.bootstrap_step import FastBootstrapStep
     from policies.learning.zero_padding import FastTimeDimZeroPad
+    if name == "FastTimeDimZeroPad":
+        return AddTimeDimToBatchAndZeroPad, FastTimeDimZeroPad, AddTimeDimToBatchAndZeroPad(as_learner_connector=True)
+    return AddOneTsToEpisodesAndTruncate, FastBootstrapStep, AddOneTsToEpisodesAndTruncate()
+
+
+@pytest.mark.parametrize("name", ["FastTimeDimZeroPad", "FastBootstrapStep"])
+def test_the_numpy_connectors_give_the_batch_and_episodes_rllibs_connectors_give(name):
+    """FastTimeDimZeroPad and FastBootstrapStep stand in RLlib's AddTimeDimToBatchAndZeroPad's and
+    AddOneTsToEpisodesAndTruncate's places in the learner's pipeline, and the train batch of the pinned episodes is the
+    same, column for column, bit for bit; so are the episodes the pipeline extended by the bootstrap step."""
+    rllib_class, fast_class, rllib_instance = rllib_connector(name)
     episodes = load_pinned_episodes()
     learner = pinned_learner(tiny_smoke(resources__learner_threads=1, init__teacher="scripted",
                                         schedules__kickstart_coeff=0.5))
     pipeline = learner._learner_connector
-    i = next(i for i, c in enumerate(pipeline.connectors) if isinstance(c, AddTimeDimToBatchAndZeroPad))
-    assert type(pipeline.connectors[i]) is FastTimeDimZeroPad
-    fast = connector_batch(learner, episodes)
-    pipeline.connectors[i] = AddTimeDimToBatchAndZeroPad(as_learner_connector=True)
-    rllib = connector_batch(learner, episodes)
+    i = next(i for i, c in enumerate(pipeline.connectors) if isinstance(c, rllib_class))
+    assert type(pipeline.connectors[i]) is fast_class
+
+    def run():
+        eps = copy.deepcopy(episodes)
+        batch = learner._learner_connector(rl_module=learner.module, batch={}, episodes=eps, shared_data={},
+                                           metrics=learner.metrics)["main"]
+        return batch, [sa.get_state() for e in eps for sa in getattr(e, "agent_episodes", {0: e}).values()]
+    fast, fast_episodes = run()
+    pipeline.connectors[i] = rllib_instance
+    rllib, rllib_episodes = run()
     flat_fast, flat_rllib = tree.flatten_with_path(dict(fast)), tree.flatten_with_path(dict(rllib))
     assert [p for p, _ in flat_fast] == [p for p, _ in flat_rllib] and len(flat_fast) > 10
     for (path, a), (_, b) in zip(flat_fast, flat_rllib):
         assert a.shape == b.shape and a.dtype == b.dtype and torch.equal(a, b), path
+    assert len(fast_episodes) == len(rllib_episodes) > 0
+    for a, b in zip(fast_episodes, rllib_episodes):
+        flat_a, flat_b = tree.flatten_with_path(a), tree.flatten_with_path(b)
+        assert [p for p, _ in flat_a] == [p for p, _ in flat_b]
+        for (path, x), (_, y) in zip(flat_a, flat_b):
+            if isinstance(y, np.ndarray):
+                assert x.dtype == y.dtype and np.array_equal(x, y), path
+            else:
+                assert x == y, path
 
 
 # ---- GAE on the runners' values -------------------------------------------------------------------------------------

@@ -42,3 +42,17 @@ def test_items_it_does_not_recognize_go_to_rllibs_split():
     assert_same_rows(split_and_zero_pad_fast(items, 4), split_and_zero_pad(items, 4))
     odd = [{"a": BatchedNdArray(np.arange(3)), "b": BatchedNdArray(np.arange(2))}]  # leaves of different lengths
     assert_same_rows(split_and_zero_pad_fast(odd, 4), split_and_zero_pad(odd, 4))
+
+
+def test_episodes_padded_by_one_scatter_give_rllibs_rows():
+    from ray.rllib.utils.postprocessing.zero_padding import split_and_zero_pad_n_episodes
+
+    from policies.learning.zero_padding import pad_episodes
+    rng = np.random.default_rng(1)
+    for lengths, T in [([2, 4, 3], 5), ([16], 16), ([17], 16), ([1], 4), ([5, 5], 5), ([3, 11, 2, 7], 4)]:
+        for shape, dtype in [((), np.float32), ((3,), np.float64), ((), np.int64)]:
+            data = (rng.normal(size=(sum(lengths),) + shape) * 10).astype(dtype)
+            want = np.stack(split_and_zero_pad_n_episodes(data, episode_lens=lengths, max_seq_len=T), axis=0)
+            got = pad_episodes(data, lengths, T)
+            assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want)
+    assert pad_episodes(np.arange(1, 6), [2, 3], 4).tolist() == [[1, 2, 0, 0], [3, 4, 5, 0]]

@@ -35,10 +35,11 @@ from ray.rllib.evaluation.postprocessing import Postprocessing
 from ray.rllib.utils.annotations import override
 from ray.rllib.utils.numpy import convert_to_numpy
 from ray.rllib.utils.postprocessing.value_predictions import compute_value_targets
-from ray.rllib.utils.postprocessing.zero_padding import split_and_zero_pad_n_episodes, unpad_data_if_necessary
+from ray.rllib.utils.postprocessing.zero_padding import unpad_data_if_necessary
 
 from policies.league.ratings import LIMIT_DRAW
 from policies.learning.win_label import episode_label, episode_win_predictions
+from policies.learning.zero_padding import pad_episodes
 
 BOOTSTRAP_VALUE = "bootstrap_value"  # episode.custom_data key: V(observation after the chunk's last step)
 ADVANTAGE_STD_FLOOR = 1e-4  # RLlib's: advantages are standardized by max(floor, std)
@@ -129,7 +130,6 @@ class RunnerValueGAE(GeneralAdvantageEstimation):
             device = module_batch[Columns.REWARDS].device
             for key, data in columns:
                 if module.is_stateful():
-                    data = np.stack(split_and_zero_pad_n_episodes(
-                        data, episode_lens=lens, max_seq_len=module.model_config["max_seq_len"]), axis=0)
+                    data = pad_episodes(data, lens, module.model_config["max_seq_len"])
                 module_batch[key] = torch.from_numpy(np.ascontiguousarray(data, np.float32)).to(device)
         return batch

@@ -14,7 +14,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 - GAE uses the values the env runners computed while acting when they recorded them (policies/learning/advantages.py),
   instead of a second forward pass over the batch;
 - the batch's time axis is cut and zero-padded by numpy (policies/learning/zero_padding.py), RLlib's rows without its
-  per-sequence Python loop;
+  per-sequence Python loop, and the bootstrap step's columns are arrays (policies/learning/bootstrap_step.py), not one
+  Python item per step;
 - the torch thread count of each minibatch is measured and chosen (policies/learning/learner_threads.py) unless fixed;
 - the staleness of the data (app. M: the learner's parameter version minus the version that acted) is logged;
 - the opponent pool's, the curriculum's, Jump-Start RL's and the start stages' states and the run's return statistics
@@ -47,7 +48,7 @@ from ray.rllib.algorithms.ppo.ppo import (LEARNER_RESULTS_KL_KEY, LEARNER_RESULT
 from ray.rllib.algorithms.ppo.torch.ppo_torch_learner import PPOTorchLearner
 from ray.rllib.connectors.common.add_time_dim_to_batch_and_zero_pad import AddTimeDimToBatchAndZeroPad
 from ray.rllib.connectors.connector_v2 import ConnectorV2
-from ray.rllib.connectors.learner import GeneralAdvantageEstimation
+from ray.rllib.connectors.learner import AddOneTsToEpisodesAndTruncate, GeneralAdvantageEstimation
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.learner import ENTROPY_KEY, POLICY_LOSS_KEY, VF_LOSS_KEY
 from ray.rllib.evaluation.postprocessing import Postprocessing
@@ -58,6 +59,7 @@ from ray.rllib.utils.torch_utils import explained_variance
 
 from moba.env.actions import PRIMARY_NAMES
 from policies.learning.advantages import WIN_ADVANTAGE, RunnerValueGAE
+from policies.learning.bootstrap_step import FastBootstrapStep
 from policies.learning.self_imitation import (SIL_RETURN, SIL_STEP, AddSelfImitationReturn, SelfImitationBuffer,
                                               self_imitation_loss)
 from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, label_action, teacher_nll
@@ -178,6 +180,8 @@ class FivePPOLearner(PPOTorchLearner):
                     pipeline.connectors[i] = RunnerValueGAE(
                         gamma=c.gamma, lambda_=c.lambda_, win_coeff=settings["ppo"]["win_advantage_coeff"],
                         time_limit_outcome=settings["opponents"]["time_limit_outcome"])
+                elif type(c) is AddOneTsToEpisodesAndTruncate:  # the same bootstrap step, its columns as arrays
+                    pipeline.connectors[i] = FastBootstrapStep()
                 elif type(c) is AddTimeDimToBatchAndZeroPad:  # the same rows, cut by numpy
                     pipeline.connectors[i] = FastTimeDimZeroPad(input_observation_space=c.input_observation_space,
                                                                 input_action_space=c.input_action_space,

@@ -45,6 +45,20 @@ def _rows(column: np.ndarray, max_seq_len: int) -> np.ndarray:
     return padded.reshape((rows, max_seq_len) + column.shape[1:])
 
 
+def pad_episodes(data: np.ndarray, episode_lens: list, max_seq_len: int) -> np.ndarray:
+    """RLlib's ``split_and_zero_pad_n_episodes``, stacked: each episode's steps of `data` (episodes one after the
+    other) cut into rows of `max_seq_len`, its last row zero-padded, as one (rows, max_seq_len, ...) array, written by
+    one scatter instead of one split per episode."""
+    data = np.asarray(data)
+    lens = np.asarray(episode_lens, np.int64)
+    rows = -(-lens // max_seq_len)
+    padded_starts = np.concatenate([[0], np.cumsum(rows * max_seq_len)[:-1]])
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]])
+    out = np.zeros((int(rows.sum()) * max_seq_len,) + data.shape[1:], dtype=data.dtype)
+    out[np.repeat(padded_starts - starts, lens) + np.arange(int(lens.sum()))] = data[:int(lens.sum())]
+    return out.reshape((-1, max_seq_len) + data.shape[1:])
+
+
 def split_and_zero_pad_fast(item_list: list, max_seq_len: int) -> list:
     """RLlib's split_and_zero_pad: the items' time steps, in order, cut into rows of `max_seq_len` steps, the last
     row zero-padded; each row has the items' structure, its leaves arrays of `max_seq_len` steps."""

@@ -1,6 +1,6 @@
 """Single-core throughput benchmark of the engine and of the environment, with random legal actions.
 
-    python scripts/bench_env.py [--steps 3000] [--warmup 100] [--modes 5v5 1v1] [--seed 0]
+    python scripts/bench_env.py [--steps 3000] [--warmup 100] [--modes 5v5 1v1] [--seed 0] [--cpu N | --all-cores]
 
 For each mode it measures:
 
@@ -10,6 +10,10 @@ For each mode it measures:
 - "engine + observations": ``MobaEnv.step(actions)`` with random legal actions (primary action uniform over the
   legal ones of ``obs["action_mask"]``, a legal unit row from ``obs["unit_masks"]``, random delay and offsets),
   which includes validating and decoding the actions, the rewards and the observations of every hero.
+
+``--all-cores`` runs one such process on every core this process may use, all at once (each pinned to its core,
+``--cpu``), and reports their sum per mode beside each core's figure: the engine's capacity on a box of many cores,
+against which training there is a fraction (docs/performance.md, the GPU path).
 
 Only the ``step`` calls are timed: the random agent's time (drawing actions from pre-generated numbers) is reported
 separately. Decisions/s = steps/s x number of heroes. Games that end are restarted (the reset is not timed).
@@ -39,12 +43,15 @@ from policies.agents.scripted import PredrawnRandomActions  # noqa: E402
 TARGETS = {"5v5_env_decisions_per_s": 4000.0, "5v5_engine_decisions_per_s": 10000.0}
 
 
-def pin_one_core() -> str:
-    """Pins this process to one CPU (the first one it may run on). Returns a description."""
+def pin_one_core(cpu: int | None = None) -> str:
+    """Pins this process to one CPU (`cpu`, or the first one it may run on). Returns a description."""
     try:
         allowed = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {allowed[0]})
-        return f"pinned to cpu {allowed[0]}"
+        if cpu is not None and cpu not in allowed:
+            raise ValueError(f"--cpu: {cpu} is not a CPU this process may run on; allowed: {allowed}")
+        cpu = allowed[0] if cpu is None else cpu
+        os.sched_setaffinity(0, {cpu})
+        return f"pinned to cpu {cpu}"
     except (AttributeError, OSError, IndexError) as e:  # not Linux, or not permitted
         return f"not pinned ({e.__class__.__name__})"
 
@@ -180,16 +187,48 @@ def bench_env(mode: str, steps: int, warmup: int, seed: int) -> dict:
             "mean_legal_primary": n_legal / (steps * n)}
 
 
+def all_cores(args) -> int:
+    """One process of this benchmark per allowed core, all started together, each pinned to its core; prints each
+    core's env decisions/s and the sum per mode, then a JSON line (per mode: the sum, the cores, each core's)."""
+    import subprocess
+    cpus = sorted(os.sched_getaffinity(0))
+    base = [sys.executable, os.path.abspath(__file__), "--steps", str(args.steps), "--warmup", str(args.warmup),
+            "--modes", *args.modes]
+    procs = [subprocess.Popen(base + ["--seed", str(args.seed + i), "--cpu", str(cpu)], stdout=subprocess.PIPE,
+                              text=True) for i, cpu in enumerate(cpus)]
+    figures = []
+    for cpu, proc in zip(cpus, procs):
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            raise RuntimeError(f"bench_env.py on cpu {cpu} exited {proc.returncode}")
+        figures.append(json.loads(out.strip().splitlines()[-1]))
+    out = {"cores": len(cpus), "steps": args.steps}
+    for mode in args.modes:
+        per_core = [f[mode]["env_decisions_per_s"] for f in figures]
+        out[mode] = {"env_decisions_per_s": round(sum(per_core), 1), "per_core": per_core,
+                     "engine_decisions_per_s": round(sum(f[mode]["engine_decisions_per_s"] for f in figures), 1)}
+        print(f"{mode}: engine + obs on {len(cpus)} cores at once: {sum(per_core):.0f} decisions/s "
+              f"({min(per_core):.0f}-{max(per_core):.0f} per core)")
+    print(json.dumps(out))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=3000, help="timed steps per mode and measurement (default 3000)")
     ap.add_argument("--warmup", type=int, default=100, help="untimed steps first (numba compile; default 100)")
     ap.add_argument("--modes", nargs="+", default=list(MODES), choices=list(MODES))
     ap.add_argument("--seed", type=int, default=0)
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--cpu", type=int, default=None, help="the CPU to pin to (default: the first allowed)")
+    where.add_argument("--all-cores", action="store_true",
+                       help="one pinned process per allowed core, all at once; their sum per mode")
     args = ap.parse_args(argv)
     if args.steps < 1 or args.warmup < 0:
         ap.error("--steps must be >= 1 and --warmup >= 0")
-    pinned = pin_one_core()
+    if args.all_cores:
+        return all_cores(args)
+    pinned = pin_one_core(args.cpu)
     t_import = time.perf_counter()
     import moba.env.moba_env  # noqa: F401
     from moba.game.constants import DEFAULT_FRAMESKIP, TICKS_PER_SECOND  # noqa: F401  (imports numba kernels)

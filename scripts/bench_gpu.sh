@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # The GPU measurements, on one box with 16 cores and one GPU (docs/performance.md#the-gpu-path):
+#   0. the engine on every core at once (bench_env.py --all-cores): what training there is a fraction of;
 #   1. the learner's rows/s on the GPU and on the box's cores, at the GPU configs' sizes (bench_train.py --only learner);
-#   2. all-in 5v5 training with tune_configs/five_5v5_gpu.yaml for TRAIN_S seconds (agent steps/s per iteration);
-#   3. the learning curve of the kickstarted 1v1 with tune_configs/hok_1v1_gpu.yaml for CURVE_MIN minutes
+#   2. all-in 5v5 training with tune_configs/five_5v5_gpu.yaml for TRAIN_S seconds (agent steps/s per iteration), and
+#      all-in 1v1 with tune_configs/hok_1v1_top_rung.yaml on 14 runners, the learner on the GPU (staleness 1);
+#   3. one update of the 5v5 learner on the GPU, phase by phase, and its trace (profile_training.py --no-sampler);
+#   4. the learning curve of the kickstarted 1v1 with tune_configs/hok_1v1_gpu.yaml for CURVE_MIN minutes
 #      (bench_learning.py: the minute and agent step at which each ladder level was passed).
 # nvidia-smi samples the GPU's utilization and memory every 0.5 s during each step (util_<step>.csv).
 #
 #     bash scripts/bench_gpu.sh [WORKDIR [STEP ...]]   # default results/gpu, every step; env: PY, TRAIN_S (100),
 #                                                      # CURVE_MIN (4), TAR_TO
 #
-# The steps: learner_gpu, learner_cpu, train_5v5, curve_1v1.
+# The steps: engine, learner_gpu, learner_cpu, train_5v5, train_1v1, profile_5v5, curve_1v1.
 #
 # Every step runs under a timeout, in a session of its own (what a step cut short leaves, Ray's processes, is killed
 # with its session), and the next one runs whatever the last did; each writes <step>.log in WORKDIR, and the runs' metrics.csv and opponents.csv land under
@@ -17,7 +20,7 @@
 set -u
 W=${1:-results/gpu}
 shift || true
-STEPS=${*:-learner_gpu learner_cpu train_5v5 curve_1v1}
+STEPS=${*:-engine learner_gpu learner_cpu train_5v5 train_1v1 profile_5v5 curve_1v1}
 PY=${PY:-python3}
 TRAIN_S=${TRAIN_S:-100}
 CURVE_MIN=${CURVE_MIN:-4}
@@ -54,6 +57,7 @@ step() {  # step NAME SECONDS COMMAND...: runs COMMAND under a timeout, GPU samp
     if [ -n "${TAR_TO:-}" ]; then tar czf "$TAR_TO" -C "$(dirname "$W")" "$(basename "$W")"; fi
 }
 
+step engine 300 $PY scripts/bench_env.py --steps 2000 --all-cores
 CONFIGS="tune_configs/hok_1v1_gpu.yaml tune_configs/five_5v5_gpu.yaml"
 step learner_gpu 100 $PY scripts/bench_train.py --only learner --configs $CONFIGS \
     --set resources.num_gpus_per_learner=1
@@ -62,6 +66,12 @@ step learner_cpu 100 $PY scripts/bench_train.py --only learner --configs $CONFIG
 step train_5v5 $(( TRAIN_S + 60 )) $PY -m app.train --config tune_configs/five_5v5_gpu.yaml \
     --set stop.time_total_s="$TRAIN_S" --set evaluation.interval=0 --set trueskill.every=0 \
     --set checkpoint.frequency=0 --set storage_path="$W/runs"
+step train_1v1 $(( TRAIN_S + 60 )) $PY -m app.train --config tune_configs/hok_1v1_top_rung.yaml \
+    --set stop.time_total_s="$TRAIN_S" --set evaluation.interval=0 --set checkpoint.frequency=0 \
+    --set resources.num_gpus_per_learner=1 --set resources.num_env_runners=14 --set ppo.staleness=1 \
+    --set init.value_warmup_iterations=0 --set storage_path="$W/runs"
+step profile_5v5 150 $PY scripts/profile_training.py --config tune_configs/five_5v5_gpu.yaml --no-sampler --games \
+    --trace 20 --set resources.num_gpus_per_learner=1
 step curve_1v1 "$(awk "BEGIN {print int($CURVE_MIN * 60 + 90)}")" $PY scripts/bench_learning.py --config tune_configs/hok_1v1_gpu.yaml \
     --minutes "$CURVE_MIN" --final-games 0 --lower-games 0 --set checkpoint.frequency=0 --set storage_path="$W/runs"
 echo "== done ($(date +%T))"

@@ -1,6 +1,9 @@
 """scripts/bench_train.py: all-in training as a fraction of the engine, and the engine's figure from bench_env.py."""
 from __future__ import annotations
 
+import json
+
+import pytest
 import yaml
 
 from scripts.bench_train import (DEFAULT_CONFIGS, LEARNER_UPDATES, TRAINING_CORES, bracket_engine, classic_unsupported,
@@ -51,6 +54,20 @@ def test_the_figures_are_those_of_the_policy_update_without_evaluation_or_warm_u
 def test_the_engine_figure_comes_from_bench_env():
     engine = measure_engine(["1v1"], steps=30)
     assert set(engine) == {"1v1"} and isinstance(engine["1v1"], float) and engine["1v1"] > 100
+
+
+def test_the_engine_on_every_core_is_the_sum_of_one_pinned_process_per_core():
+    import os
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "scripts/bench_env.py", "--steps", "30", "--warmup", "5", "--modes", "1v1",
+                          "--all-cores"], capture_output=True, text=True, check=True).stdout
+    figures = json.loads(out.strip().splitlines()[-1])
+    assert figures["cores"] == len(os.sched_getaffinity(0)) == len(figures["1v1"]["per_core"])
+    assert figures["1v1"]["env_decisions_per_s"] == pytest.approx(sum(figures["1v1"]["per_core"]), abs=0.5)
+    assert min(figures["1v1"]["per_core"]) > 100
+    bad = subprocess.run([sys.executable, "scripts/bench_env.py", "--cpu", "4096"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--cpu: 4096 is not a CPU this process may run on" in bad.stderr
 
 
 def test_a_config_the_classic_runner_cannot_run_is_named_with_the_reason():

@@ -6,9 +6,10 @@ the step is kept out of the loss by ``LOSS_MASK``, and ``TERMINATEDS`` / ``TRUNC
 step. RLlib writes those three columns one Python item per step (``ConnectorV2.add_batch_item``: 3 calls per agent
 step, 100,000 for a 32,000-row top-rung batch) and repeats each last entry through dm-tree and the lookback buffer's
 indexing. Profiled on that batch it was a third of the learner connector's time (docs/performance.md).
-``FastBootstrapStep`` gives the same episodes and the same batch (tests/test_bootstrap_step.py compares both on
-sampled episodes): each column is one boolean array per chunk, and a finalized buffer's last entry is repeated by one
-concatenation per leaf. FivePPOLearner.build puts it in the place of RLlib's connector.
+``FastBootstrapStep`` gives the same episodes and the same batch (tests/test_five_learner.py compares the learner's
+pipeline with either on sampled episodes, tests/test_bootstrap_step.py on the classic runner's multi-agent episodes):
+each column is one boolean array per chunk, and a finalized buffer's last entry is repeated by one concatenation per
+leaf. FivePPOLearner.build puts it in the place of RLlib's connector.
 """
 from __future__ import annotations
 

@@ -62,7 +62,7 @@ class OpponentsCallback(TrialFilesCallback):
         cur, js, ss = opponents.curriculum, opponents.jump_start, opponents.start_stages
         if cur.share > 0:
             self.curriculum = Curriculum(list(cur.ladder), cur.window, cur.promote_at, cur.demote_at,
-                                         sides=cur.sides)
+                                         cur.judge_once, sides=cur.sides)
         if js.guide is not None:
             self.jump_start = JumpStart(js.opponent, js.guide, js.handover_s, js.window, js.promote_at)
         if ss.stages:
@@ -76,7 +76,7 @@ class OpponentsCallback(TrialFilesCallback):
             state = learner_state(algorithm, lambda learner: learner.curriculum_state)
             if state:
                 self.curriculum = Curriculum.from_state_dict(state, list(cur.ladder), cur.demote_at,
-                                                             sides=cur.sides)
+                                                             cur.judge_once, sides=cur.sides)
                 self.push_level(algorithm)
         if self.jump_start is not None:
             state = learner_state(algorithm, lambda learner: learner.jump_start_state)

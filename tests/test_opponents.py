@@ -93,6 +93,18 @@ def test_the_curriculum_moves_down_once_the_window_is_lost_often_enough():
     assert never.current == "scripted_1"
 
 
+def test_a_window_judged_once_does_not_promote_on_a_run_of_luck():
+    """The same games: 2 of 4 won, then 3 wins. The sliding window (judged after every game) promotes at the fifth
+    game (W, L, W, W: 3 of 4); judged once, the first window [L, W, L, W] (0.5) is judged and emptied, and the second
+    is not full after 3 wins: no promotion until its fourth."""
+    games = [LOSS, WIN, LOSS, WIN, WIN, WIN, WIN]
+    sliding = Curriculum(["random", "scripted_1"], window=4, promote_at=0.75)
+    once = Curriculum(["random", "scripted_1"], window=4, promote_at=0.75, judge_once=True)
+    assert [sliding.record("random", g) for g in games].index(True) == 4
+    assert not any(once.record("random", g) for g in games) and list(once.recent) == [1.0, 1.0, 1.0]
+    assert once.record("random", WIN) and once.current == "scripted_1"  # the second window full: 4 of 4
+
+
 def test_the_curriculum_state_round_trips_and_follows_a_changed_ladder():
     c = Curriculum(["random", "scripted_1", "scripted_2"], window=3, promote_at=0.6)
     for _ in range(3):
@@ -225,7 +237,7 @@ def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpo
     """The curriculum, and Jump-Start RL's stages (on the games against "random", guided by scripted_1) beside it."""
     cfg = tiny_smoke(resources__num_env_runners=1,
                      opponents__curriculum={"share": 0.5, "ladder": ["noop", "random", "scripted_1"], "window": 3,
-                                            "promote_at": 0.5},
+                                            "promote_at": 0.5, "judge_once": True},
                      opponents__fixed={"random": 0.25}, opponents__time_limit_outcome="points",
                      opponents__jump_start={"guide": "scripted_1", "opponent": "random", "handover_s": [2.0, 0.0],
                                             "window": 1000})
@@ -266,6 +278,7 @@ def test_the_curriculum_in_training_logs_pushes_its_level_and_survives_a_checkpo
     try:
         restored.load_checkpoint(path)
         assert OpponentsCallback.of(restored).curriculum.state_dict() == state
+        assert state["judge_once"] is True  # the run config's rule (opponents.curriculum.judge_once)
         assert OpponentsCallback.of(restored).jump_start.state_dict() == js_state
         assert restored.env_runner_group.foreach_env_runner(
             lambda er: er.matchups.opponents.level_agent, local_env_runner=False) == ["scripted_1"]

@@ -192,6 +192,7 @@ def test_bad_evaluation_opponent():
     ({"share": 0.5, "demote": 0.1}, ["opponents.curriculum.demote", "demote_at"]),
     ({"share": 0.5, "review": 1.0}, ["opponents.curriculum.review", "[0, 1)", "1.0"]),
     ({"share": 0.5, "review": "half"}, ["opponents.curriculum.review", "'half'"]),
+    ({"share": 0.5, "judge_once": "yes"}, ["opponents.curriculum.judge_once", "bool"]),
 ])
 def test_bad_curriculum_names_the_key_and_the_allowed_values(curriculum, words):
     msg = error_of(with_key("opponents.curriculum", curriculum))

@@ -454,6 +454,10 @@ class CurriculumSettings(_Section):
     demote_at: float | None = None  # win rate over the window that moves back down a level (None: never down)
     review: float = CURRICULUM_REVIEW  # share of the curriculum's games against the level below the current one
     sides: tuple = TEAM_NAMES  # the sides "main" plays whose games count toward a move (["radiant"]: its Radiant ones)
+    # True: each window of `window` games is judged once, when full, then emptied; False: the window slides by one
+    # game and is judged after every game, so a run of luck promotes (docs/results.md, 2026-12-05: at a 42% rate, 75%
+    # of 20 sliding games came twice in an hour)
+    judge_once: bool = False
 
     @classmethod
     def from_dict(cls, d, key: str = "opponents.curriculum") -> "CurriculumSettings":

@@ -452,6 +452,42 @@ def test_the_loss_of_fixed_minibatches_is_pinned(tmp_path):
 
 
 
+
+def test_entropy_head_weights_weigh_each_heads_part_of_the_bonus():
+    """ppo.entropy_head_weights: 1 for every head is the action's entropy, bit for bit; {primary: 10, delay: 0} moves
+    the first minibatch's loss by -coeff (9 H(primary) - H(delay)), the heads' parts as logged; the logged entropy
+    stays the action's."""
+    from policies.model.action_distribution import FiveActionDistribution
+    from training.settings import ACTION_HEADS
+    assert ACTION_HEADS == FiveActionDistribution.HEADS
+    episodes = load_pinned_episodes()
+    plain = {"resources__learner_threads": 1, "ppo__target_kl": 0.0, "ppo__diagnostics_every": 0,
+             "schedules__entropy_coeff": 0.01}
+
+    def first_minibatch(weights=None) -> dict:
+        learner = pinned_learner(tiny_smoke(ppo__entropy_head_weights=weights, **plain))
+        out, compute_losses = {}, learner.compute_losses
+
+        def recording(**kwargs):
+            losses = compute_losses(**kwargs)
+            if not out:
+                out["loss"] = losses["main"].item()
+                for name in ("entropy", "entropy_coeff", *(f"entropy_{h}" for h in ACTION_HEADS)):
+                    out[name] = result_value(learner.metrics.peek(("main", name)))
+            return losses
+        learner.compute_losses = recording
+        np.random.seed(2)
+        torch.manual_seed(2)
+        learner.update(episodes=copy.deepcopy(episodes), minibatch_size=32, num_epochs=1)
+        return out
+    base = first_minibatch()
+    assert first_minibatch({h: 1.0 for h in ACTION_HEADS}) == base
+    aimed = first_minibatch({"primary": 10.0, "delay": 0})
+    assert base["entropy_coeff"] == pytest.approx(0.01) and base["entropy_primary"] > 0 and base["entropy_delay"] > 0
+    assert aimed["entropy"] == base["entropy"]
+    assert aimed["loss"] - base["loss"] == pytest.approx(
+        -0.01 * (9 * base["entropy_primary"] - base["entropy_delay"]), rel=1e-3)
+
 # ---- the bounded update (ppo.target_kl) and the update's diagnostics -------------------------------------------------
 def adam_steps(learner) -> set:
     """The optimizer steps Adam applied to each parameter (one number when they all agree)."""

@@ -81,6 +81,8 @@ def test_wrong_type():
     ("ppo.clip_param", 0.0, "> 0"),
     ("ppo.dual_clip", 0.5, "> 1"),
     ("ppo.entropy_bonus", "primary", "['action', 'heads']"),
+    ("ppo.entropy_head_weights", {"speed": 1.0}, "['primary', 'delay', 'unit', 'offsets']"),
+    ("ppo.entropy_head_weights", [1.0, 0.0], "weights >= 0"),
     ("schedules.team_spirit", 1.2, "[0.0, 1.0]"),
     ("schedules.team_spirit", {"points": [[0, 0.3], [10, 1.5]]}, "[0.0, 1.0]"),
     ("schedules.gae_horizon_s", 0.0, "[0.2"),
@@ -96,6 +98,13 @@ def test_wrong_type():
 def test_out_of_range(dotted, value, expect):
     msg = error_of(with_key(dotted, value))
     assert repr(dotted) in msg and expect in msg, msg
+
+
+def test_a_negative_entropy_head_weight_names_the_head():
+    msg = error_of(with_key("ppo.entropy_head_weights", {"primary": 2.0, "delay": -1}))
+    assert "'ppo.entropy_head_weights.delay'" in msg and ">= 0" in msg and "-1" in msg, msg
+    assert run_config.validate(with_key("ppo.entropy_head_weights", {"primary": 10, "delay": 0})).ppo \
+        .entropy_head_weights == {"primary": 10, "delay": 0}
 
 
 def test_sampling_ahead_needs_remote_batched_env_runners():

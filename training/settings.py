@@ -85,10 +85,12 @@ REMOVED_KEYS = {
 }
 STALENESS_VALUES = (0, 1)  # ppo.staleness
 ENTROPY_BONUSES = ("action", "heads")  # ppo.entropy_bonus
+# the action's heads, the keys of ppo.entropy_head_weights: FiveActionDistribution.HEADS, named here without torch
+ACTION_HEADS = ("primary", "delay", "unit", "offsets")
 # the ppo keys the learner reads from its settings, which a sweep can therefore vary per trial (the others are
 # RLlib's own training settings)
-LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "adam_beta1", "adam_beta2",
-                    "win_advantage_coeff", "win_head_lr_factor")
+LEARNER_PPO_KEYS = ("dual_clip", "aux_win_coeff", "entropy_bonus", "entropy_head_weights", "adam_beta1",
+                    "adam_beta2", "win_advantage_coeff", "win_head_lr_factor")
 ENV_RUNNERS = ("batched", "classic")  # training/batched_env_runner.py, or RLlib's MultiAgentEnvRunner
 REFERENCES_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tune_configs")
 # timestamp: a wall-clock deadline (Unix seconds; Tune's time_total_s counts only the iterations' own time, not the
@@ -238,6 +240,11 @@ class PPOSettings(_Section):
     # primary. Measured in 1v1 (docs/results.md, runs 12 and 13): it keeps the primary from collapsing in
     # the first minute, and changed neither a scratch run's outcome nor a kickstarted student's drift
     entropy_bonus: str = "action"
+    # each head's weight in the entropy bonus ({head: weight >= 0} over primary, delay, unit, offsets; a head not named
+    # weighs 1; null: 1 each, the action's entropy). Not in Five. In the scratch curriculum the bonus on the sum went
+    # to the delay head (1.35 of its ln 4 = 1.39 nats at entropy_coeff 0.003) while the primary's fell to 0.002 nats
+    # whatever the coefficient (docs/results.md, 2026-12-05): {primary: 10, delay: 0} aims the bonus at the choice
+    entropy_head_weights: dict | None = None
     # the bounded update: an update stops before the minibatch whose approx_kl (the KL from the sampling policy, k3
     # estimate, over that minibatch's steps) is above target_kl; its remaining minibatches and epochs are skipped
     # (Spinning Up's and Stable-Baselines3's early stop; 0 turns it off). Five has no such stop: its batches are
@@ -273,6 +280,7 @@ class PPOSettings(_Section):
                                           f"{ppo['minibatch_size']}")
         if ppo["entropy_bonus"] not in ENTROPY_BONUSES:
             _bad(f"{key}.entropy_bonus", f"must be one of {list(ENTROPY_BONUSES)}, got {ppo['entropy_bonus']!r}")
+        _check_head_weights(f"{key}.entropy_head_weights", ppo["entropy_head_weights"])
         if ppo["target_kl"] < 0:
             _bad(f"{key}.target_kl", f"must be >= 0 (0: no early stop), got {ppo['target_kl']}")
         for k in ("diagnostics_every", "diagnostics_steps"):
@@ -487,6 +495,18 @@ class CurriculumSettings(_Section):
                 _bad(f"{key}.review", f"must be a number in [0, 1), got {r!r}")
             _check_sides(f"{key}.sides", cur["sides"])
         return cls(**{**cur, "ladder": tuple(cur["ladder"]), "sides": tuple(cur["sides"])})
+
+
+def _check_head_weights(key: str, weights) -> None:
+    """ppo.entropy_head_weights: null, or a mapping from action heads to numbers >= 0."""
+    if weights is None:
+        return
+    heads = list(ACTION_HEADS)
+    if not isinstance(weights, dict) or any(h not in heads for h in weights):
+        _bad(key, f"must be null or a mapping from heads in {heads} to weights >= 0, got {weights!r}")
+    for h, w in weights.items():
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not w >= 0:
+            _bad(f"{key}.{h}", f"must be a number >= 0, got {w!r}")
 
 
 def _check_sides(key: str, sides) -> None:

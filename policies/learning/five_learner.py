@@ -3,7 +3,8 @@
 On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus, optional KL):
 
 - dual-clip PPO (HoK app. G and H.1): for negative advantages the surrogate is bounded below by c * A, c = 3;
-- the entropy bonus on the whole action's entropy or on each head's (``ppo.entropy_bonus``, training/settings.py);
+- the entropy bonus on the whole action's entropy or on each head's (``ppo.entropy_bonus``, training/settings.py),
+  each head's part weighted by ``ppo.entropy_head_weights``;
 - the auxiliary win-probability head (Five app. D), trained with a small weight on the label of eq. 10;
 - the kickstart loss (Schmitt et al. 2018) towards a teacher module or agent (policies/learning/kickstart.py),
   weighted by the kickstart_coeff schedule;
@@ -29,8 +30,8 @@ On top of RLlib's PPO loss (clipped surrogate, clipped value loss, entropy bonus
 
 Settings come from ``config.learner_config_dict[SETTINGS_KEY]``, the run's settings as plain nested dicts
 (training/settings.RunSettings.to_dict(); this layer sits below training): ``ppo`` ``dual_clip`` (None or c),
-``aux_win_coeff``, ``entropy_bonus`` ("action" or "heads"), ``adam_beta1``, ``adam_beta2``; ``resources``
-``learner_threads``; ``init`` ``teacher``.
+``aux_win_coeff``, ``entropy_bonus`` ("action" or "heads"), ``entropy_head_weights``, ``adam_beta1``,
+``adam_beta2``; ``resources`` ``learner_threads``; ``init`` ``teacher``.
 """
 from __future__ import annotations
 
@@ -618,11 +619,16 @@ class FivePPOLearner(PPOTorchLearner):
         return vf_loss_clipped
 
     def _entropy_bonus(self, module_id, config, dist, steps: RealSteps) -> tuple[torch.Tensor, float]:
-        """Per step: the action's entropy, and its coefficient (the entropy_coeff schedule, else RLlib's)."""
+        """Per step: the entropy the bonus rewards (the action's, or its heads' weighted by
+        ppo.entropy_head_weights), and its coefficient (the entropy_coeff schedule, else RLlib's)."""
         # the action's entropy, split by head; with ppo.entropy_bonus "heads" the parameter heads' read-probabilities
         # carry no gradient: the same value, and the bonus no longer pulls the primary toward parameter-reading actions
-        heads = dist.head_entropies(constant_reads=run_settings_dict(config)["ppo"]["entropy_bonus"] == "heads")
+        ppo = run_settings_dict(config)["ppo"]
+        heads = dist.head_entropies(constant_reads=ppo["entropy_bonus"] == "heads")
         entropy = sum(heads.values())
+        # the bonus: each head's part by its weight (ppo.entropy_head_weights; null: the action's entropy, as logged)
+        weights = ppo.get("entropy_head_weights") or {}
+        bonus = entropy if not weights else sum(float(weights.get(h, 1.0)) * x for h, x in heads.items())
         coeff = self._entropy_coeff
         if coeff is None:
             coeff = self.entropy_coeff_schedulers_per_module[module_id].get_current_value()
@@ -632,7 +638,7 @@ class FivePPOLearner(PPOTorchLearner):
             # action; the offsets' is 2 ln 9 = 4.4 for a move with untrained offsets)
             **{f"entropy_{head}": steps.mean(h).detach() for head, h in heads.items()},
         }, key=module_id, window=1)
-        return entropy, coeff
+        return bonus, coeff
 
     def _kl_penalty(self, module_id, config, batch, dist, module, steps: RealSteps) -> torch.Tensor:
         """The adaptive KL penalty from the sampling policy (ppo.use_kl_loss; 0 without it)."""

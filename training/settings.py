@@ -241,9 +241,9 @@ class PPOSettings(_Section):
     # the first minute, and changed neither a scratch run's outcome nor a kickstarted student's drift
     entropy_bonus: str = "action"
     # each head's weight in the entropy bonus ({head: weight >= 0} over primary, delay, unit, offsets; a head not named
-    # weighs 1; null: 1 each, the action's entropy). Not in Five. In the scratch curriculum the bonus on the sum went
-    # to the delay head (1.35 of its ln 4 = 1.39 nats at entropy_coeff 0.003) while the primary's fell to 0.002 nats
-    # whatever the coefficient (docs/results.md, 2026-12-05): {primary: 10, delay: 0} aims the bonus at the choice
+    # weighs 1; null: 1 each, the action's entropy). Not in Five. In the scratch curriculum the primary action's
+    # entropy fell to 0.002-0.003 nats at entropy_coeff 0.001 and 0.003 on the sum alike, while the delay head stayed
+    # near uniform (docs/results.md, 2026-12-05): {primary: 10, delay: 0} aims the bonus at the choice of action
     entropy_head_weights: dict | None = None
     # the bounded update: an update stops before the minibatch whose approx_kl (the KL from the sampling policy, k3
     # estimate, over that minibatch's steps) is above target_kl; its remaining minibatches and epochs are skipped

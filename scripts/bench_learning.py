@@ -21,8 +21,10 @@ reports when the agent first beat each level of the reference ladder, then evalu
   unreached.
 - At the end, the final checkpoint plays ``--final-games`` evaluation games (seeds from 1,000,000 on: never used in
   training) against the full scripted bot and ``--lower-games`` against every lower level, sides alternating, actions
-  sampled as in training (``--greedy``: the most likely ones), in ``--workers`` processes. A win is a destroyed
-  ancient; the win rate comes with a 95% Wilson interval.
+  sampled as in training (``--greedy``: the most likely ones), in ``--workers`` processes, each game as long as the
+  mode's (1,200 s in 1v1) unless ``--final-time-limit S``: a run trained on 600 s games can be judged at that length
+  too, where it never played the ten minutes after. A win is a destroyed ancient; the win rate comes with a 95%
+  Wilson interval.
 
 - ``--from-run RUN_DIR`` trains nothing: it reads the curve of a benchmark run trained before (its minutes counted
   from the time in its name, <name>_bench_<timestamp>) and plays the final games of its last checkpoint, as for a
@@ -238,6 +240,8 @@ def main(argv=None):
                         "run from scratch)")
     p.add_argument("--workers", type=int, default=2, help="processes for the final games")
     p.add_argument("--greedy", action="store_true", help="final games with the most likely actions")
+    p.add_argument("--final-time-limit", type=float, default=0.0, metavar="S",
+                   help="the final games' length in game seconds (0: the mode's, 1,200 s in 1v1)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--from-run", metavar="RUN_DIR", help="train nothing: the curve and final games of a benchmark run "
                                                           "trained before")
@@ -246,6 +250,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     if args.env_steps is not None and args.env_steps < 1:
         p.error(f"--env-steps must be >= 1, got {args.env_steps}")
+    if not args.final_time_limit >= 0:
+        p.error(f"--final-time-limit must be >= 0 seconds (0: the mode's game length), got {args.final_time_limit}")
     if args.windows is not None and not args.windows > 0:
         p.error(f"--windows must be > 0 (minutes), got {args.windows}")
     try:
@@ -364,7 +370,8 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
     final = {}
     if checkpoint:
         games = args.final_against or final_games(args.final_games, args.lower_games)
-        final = final_evaluation(checkpoint, mode, games, args.greedy, args.workers)
+        final = final_evaluation(checkpoint, mode, games, args.greedy, args.workers,
+                                 time_limit_s=args.final_time_limit)
     top = final.get(TOP_LEVEL, {})
     print(json.dumps({
         "config": os.path.join(run_dir, "run_config.yaml") if args.from_run else args.config, "run": name,
@@ -380,7 +387,8 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
         "promoted_minutes": {level: promoted.get(level, (None,))[0] for level in levels},
         "promoted_agent_steps": {level: agent_steps.get(promoted[level][1]) if level in promoted else None
                                  for level in levels},
-        "checkpoint": checkpoint, "final": final, "final_win_rate_vs_full_bot": top.get("win_rate"),
+        "checkpoint": checkpoint, "final_time_limit_s": args.final_time_limit or None, "final": final,
+        "final_win_rate_vs_full_bot": top.get("win_rate"),
         "meets_goal": bool(top) and top["win_rate"] >= GOAL_WIN_RATE, "curve": curve}))
     return 0
 

@@ -15,6 +15,7 @@ shares and each arm's own (``--set`` lines of app.train):
     final_games: 20             # the benchmark's final games against the full bot (--final-games)
     lower_games: 0              # ... and against every lower level (--lower-games; default: final_games)
     final_against: {random: 20} # or these final games instead of the two above (--final-against; runs from scratch)
+    final_time_limit_s: 600     # the final games' length (--final-time-limit; default: the mode's, 1,200 s in 1v1)
     workers: 2                  # processes for those games (--workers; training has stopped by then)
     set: [evaluation.interval=0]
     arms:
@@ -49,7 +50,8 @@ from training.cli import user_errors
 from training.opponents import AS_RADIANT, OUTRIGHT, OUTRIGHT_AS_RADIANT
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SWEEP_KEYS = {"config", "minutes", "env_steps", "final_games", "lower_games", "final_against", "workers", "set", "arms"}
+SWEEP_KEYS = {"config", "minutes", "env_steps", "final_games", "lower_games", "final_against", "final_time_limit_s",
+              "workers", "set", "arms"}
 
 
 def load_sweep(path: str) -> dict:
@@ -75,6 +77,10 @@ def load_sweep(path: str) -> dict:
     for key, least in (("final_games", 0), ("lower_games", 0), ("env_steps", 1)):
         if key in sweep and (isinstance(sweep[key], bool) or not isinstance(sweep[key], int) or sweep[key] < least):
             raise ValueError(f"{path}: {key!r} must be a whole number >= {least}, got {sweep[key]!r}")
+    limit = sweep.get("final_time_limit_s", 0)
+    if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit >= 0:
+        raise ValueError(f"{path}: 'final_time_limit_s' must be a number of seconds >= 0 (0: the mode's game length), "
+                         f"got {limit!r}")
     against = sweep.get("final_against", {})
     if not isinstance(against, dict) or not all(isinstance(g, int) and not isinstance(g, bool) and g >= 0
                                                 for g in against.values()):
@@ -93,6 +99,7 @@ def bench_command(sweep: dict, arm: str, minutes: float) -> list[str]:
              "--minutes", str(minutes), "--final-games", str(sweep["final_games"]),
              "--lower-games", str(sweep.get("lower_games", sweep["final_games"])), "--workers", str(sweep["workers"])]
             + (["--env-steps", str(sweep["env_steps"])] if sweep.get("env_steps") else [])
+            + (["--final-time-limit", str(sweep["final_time_limit_s"])] if sweep.get("final_time_limit_s") else [])
             + sum((["--final-against", f"{a}={g}"] for a, g in sweep.get("final_against", {}).items()), [])
             + sum((["--set", s] for s in sets), []))
 

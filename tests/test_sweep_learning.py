@@ -39,6 +39,10 @@ def test_the_shipped_sweeps_load_and_their_arms_are_valid_run_configs(name):
     ("config: tune_configs/smoke.yaml\nfinal_against: [random]\narms: {a: [x=1]}\n", "'final_against' must map"),
     ("config: tune_configs/smoke.yaml\nfinal_against: {randm: 20}\narms: {a: [x=1]}\n",
      "final_against: unknown agent 'randm'; allowed: .*'random'"),
+    ("config: tune_configs/smoke.yaml\nfinal_time_limit_s: -5\narms: {a: [x=1]}\n",
+     "'final_time_limit_s' must be a number of seconds >= 0"),
+    ("config: tune_configs/smoke.yaml\nfinal_time_limit_s: long\narms: {a: [x=1]}\n",
+     "'final_time_limit_s' must be a number of seconds >= 0"),
 ])
 def test_a_bad_sweep_file_names_what_is_wrong(tmp_path, text, message):
     with pytest.raises(ValueError, match=message):
@@ -58,6 +62,9 @@ def test_an_arm_runs_the_benchmark_with_the_shared_and_its_own_overrides(tmp_pat
     assert "--env-steps" not in cmd
     paired = sl.bench_command({**sweep, "env_steps": 2000000}, "a", 3.0)  # arms that stop at the same data
     assert paired[paired.index("--env-steps") + 1] == "2000000"
+    assert "--final-time-limit" not in cmd  # the mode's game length
+    short = sl.bench_command({**sweep, "final_time_limit_s": 600}, "a", 3.0)  # the training games' length
+    assert short[short.index("--final-time-limit") + 1] == "600"
 
 
 def test_final_against_replaces_the_ladders_final_games_in_the_command_and_the_table(tmp_path):

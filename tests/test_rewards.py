@@ -8,8 +8,8 @@ from moba_testlib import (OPEN_SPOT, actions, clear_creeps, creeps_of, make_env,
 from moba.env.rewards import (REWARD_PRESETS, SIGNAL_INDEX, SIGNALS, WEIGHTS_FIVE_2018, WEIGHTS_FIVE_2019,
                              WEIGHTS_HOK_2022, RewardTracker, health_curve, postprocess_rewards, reward_weights)
 from moba.game.constants import DIRE, RADIANT, UT_SHRINE, UT_TOWER
-from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_GOLD, G_SPENT, G_XP, GI_WINNER,
-                            H_DEATHS, H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM)
+from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_CONSUMABLES, G_EARNED, G_GOLD, G_SPENT, G_XP,
+                            GI_WINNER, H_DEATHS, H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM)
 
 W = WEIGHTS_FIVE_2019
 DT_STEP = 4 / 30
@@ -94,6 +94,35 @@ def test_gold_spent_by_scripted_purchase():
     assert spent > 500.0
     assert sig[0, SIGNAL_INDEX["gold_spent"]] == pytest.approx(spent)
     assert sig[0, SIGNAL_INDEX["gold_gained"]] == pytest.approx(g.s.hf[0, G_EARNED])  # passive gold only
+
+
+def test_consumables_are_the_gold_spent_on_consumables_and_a_weight_charges_their_use():
+    """The purchase script's consumables (here a used salve bought again) count in `consumables` and in `gold_spent`;
+    the build's items only in `gold_spent`; off in every preset, a weight prices each use."""
+    from moba.game.items import ITEMS, item_id
+    from moba.game.state import H_CH0, H_IT0
+    g, tr = _tracker("1v1")
+    g.s.hf[0, G_GOLD] = 5000.0
+    for _ in range(8):  # the first purchases: consumables, then the build's first items
+        g.step(None)
+    sig = tr.step(8 * DT_STEP)
+    first = g.s.hf[0, G_CONSUMABLES]
+    assert 0.0 < first < g.s.hf[0, G_SPENT]
+    assert sig[0, SIGNAL_INDEX["consumables"]] == pytest.approx(first)
+    assert sig[0, SIGNAL_INDEX["gold_spent"]] == pytest.approx(g.s.hf[0, G_SPENT])
+    salve = item_id("healing_salve")
+    k = [i for i in range(6) if g.s.hi[0, H_IT0 + i] == salve][0]
+    g.s.hi[0, H_IT0 + k], g.s.hi[0, H_CH0 + k] = -1, 0  # the salve used up: the script buys another
+    spent = g.s.hf[0, G_SPENT]
+    for _ in range(8):
+        g.step(None)
+    sig = tr.step(8 * DT_STEP)
+    price = float(ITEMS[salve].cost)
+    assert sig[0, SIGNAL_INDEX["consumables"]] == pytest.approx(price)
+    assert g.s.hf[0, G_SPENT] - spent >= price
+    w = sig * reward_weights("five_objective", {"consumables": -0.006})
+    assert w[0, SIGNAL_INDEX["consumables"]] == pytest.approx(-0.006 * price)
+    assert (sig * reward_weights("five_objective"))[0, SIGNAL_INDEX["consumables"]] == 0.0
 
 
 @pytest.mark.parametrize("x0,x1", [(1.0, 0.5), (0.5, 0.1), (0.2, 0.6), (1.0, 0.0001)])
@@ -318,7 +347,8 @@ def _array_signals(g, prev):
     u, b = s.hi[:, H_UNIT], np.array(g.building_rows)
     max_mana = s.uf[u, F_MAXMANA]
     rax = g.rax[g.rax >= 0]
-    cur = {"gold_xp": s.hf[:, [G_XP, G_EARNED, G_SPENT]], "counts": s.hi[:, [H_DEATHS, H_KILLS, H_LH, H_DN]],
+    cur = {"gold_xp": s.hf[:, [G_XP, G_EARNED, G_SPENT]], "consumables": s.hf[:, G_CONSUMABLES].copy(),
+           "counts": s.hi[:, [H_DEATHS, H_KILLS, H_LH, H_DN]],
            "health": health_curve(s.uf[u, F_HP] / s.uf[u, F_MAXHP]) * s.ui[u, I_ALIVE], "alive": s.ui[u, I_ALIVE],
            "mana": np.where(max_mana > 0, s.uf[u, F_MANA] / np.maximum(max_mana, 1e-9), 0.0),
            "bhp": s.uf[b, F_HP] / s.uf[b, F_MAXHP], "balive": s.ui[b, I_ALIVE],
@@ -328,6 +358,7 @@ def _array_signals(g, prev):
         return None, cur
     sig = np.zeros((n, len(SIGNALS)))
     sig[:, [SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent")]] = cur["gold_xp"] - prev["gold_xp"]
+    sig[:, SIGNAL_INDEX["consumables"]] = cur["consumables"] - prev["consumables"]
     sig[:, [SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny")]] = \
         cur["counts"] - prev["counts"]
     same_life = (cur["alive"] == prev["alive"]) | (cur["alive"] == 0)
@@ -425,9 +456,9 @@ def test_presets():
     table6 = {"win": 5, "hero_death": -1, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0006, "health": 2,
               "mana": 0.75, "killed_hero": -0.6, "last_hit": -0.16, "deny": 0.15, "ancient_hp": 5, "megas": 4,
               "tower_t1": 2.25, "tower_t2": 3, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6,
-              "lane_assign": -0.15, "creep_push": 0}  # creep_push: this project's, not Table 6's (off by default)
+              "lane_assign": -0.15, "creep_push": 0, "consumables": 0}  # the last two: this project's (off)
     assert WEIGHTS_FIVE_2019 == pytest.approx(table6)
-    assert all(preset["creep_push"] == 0.0 for preset in REWARD_PRESETS.values())
+    assert all(preset["creep_push"] == preset["consumables"] == 0.0 for preset in REWARD_PRESETS.values())
     assert reward_weights().tolist() == w19.tolist()
 
 

@@ -9,6 +9,11 @@ Building signals (towers, shrines, barracks) are earned by the team that damages
 linearly as it loses health and 1/3 on death (Table 6, footnote *). "Ancient HP change" is earned linearly as the
 enemy ancient loses health. Courier death and Aegis have no counterpart in this game.
 
+``consumables`` is not in Table 6 either (weight 0 in every preset): the gold a hero spent on consumables (healing
+salves, clarities, town portal scrolls, wards), which the purchase script (Five app. F.1) buys again as soon as one is
+used. A negative weight charges their use its price: ``gold_spent`` pays for spending, and the cost of gold gone shows
+only minutes later, as items bought late (docs/results.md, "Where the scratch agents' gold goes").
+
 ``creep_push`` is not in Table 6 (weight 0 in every preset; ``env.reward_weights`` turns it on): the change of the
 team's push potential, the sum over its living lane creeps of how far each has come from its own ancient toward the
 enemy's (0 at its own, 1 at the enemy's, by straight-line distance), divided by a lane wave's creeps
@@ -23,16 +28,18 @@ from numba import njit
 
 from moba.game.constants import (CREEPS_PER_WAVE, LANE_WIDTH, UT_BARRACKS_MELEE, UT_BARRACKS_RANGED, UT_CREEP_MELEE,
                                  UT_CREEP_RANGED, UT_SHRINE, UT_TOWER)
-from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_EARNED, G_SPENT, G_XP, H_DEATHS, H_DN,
-                            H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM, I_TIER, I_TYPE)
+from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_X, F_Y, G_CONSUMABLES, G_EARNED, G_SPENT, G_XP,
+                            H_DEATHS, H_DN, H_KILLS, H_LH, H_UNIT, I_ALIVE, I_TEAM, I_TIER, I_TYPE)
 
 SIGNALS = ("win", "hero_death", "xp", "gold_gained", "gold_spent", "health", "mana", "killed_hero", "last_hit",
            "deny", "ancient_hp", "megas", "tower_t1", "tower_t2", "tower_t3", "tower_t4", "shrine", "barracks",
-           "lane_assign", "creep_push")
+           "lane_assign", "creep_push", "consumables")
 SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNALS)}
 N_SIGNALS = len(SIGNALS)
-# the signals of the tracker's hero columns: xp, gold earned, gold spent; deaths, kills, last hits, denies
+# the signals of the tracker's hero columns: xp, gold earned, gold spent, gold spent on consumables; deaths, kills,
+# last hits, denies
 _GOLD_XP_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent"))
+_CONSUMABLES = SIGNAL_INDEX["consumables"]
 _COUNT_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny"))
 _HEALTH, _MANA, _ANCIENT, _MEGAS, _WIN, _LANE, _PUSH = (SIGNAL_INDEX[k] for k in (
     "health", "mana", "ancient_hp", "megas", "win", "lane_assign", "creep_push"))
@@ -42,7 +49,7 @@ WEIGHTS_FIVE_2019 = {
     "win": 5.0, "hero_death": -1.0, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0006, "health": 2.0,
     "mana": 0.75, "killed_hero": -0.6, "last_hit": -0.16, "deny": 0.15, "ancient_hp": 5.0, "megas": 4.0,
     "tower_t1": 2.25, "tower_t2": 3.0, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6.0,
-    "lane_assign": -0.15, "creep_push": 0.0,
+    "lane_assign": -0.15, "creep_push": 0.0, "consumables": 0.0,
 }
 # Five's 2018 reward note: building score weight * (1 + 2 * health fraction), i.e. a total of 3 * weight
 # (1/3 on death, 2/3 with health); the ancient's 2.5 death bonus is folded into "win" (2.5 + 2.5) and its health
@@ -51,7 +58,7 @@ WEIGHTS_FIVE_2018 = {
     "win": 5.0, "hero_death": -1.0, "xp": 0.002, "gold_gained": 0.006, "gold_spent": 0.0, "health": 2.0,
     "mana": 0.75, "killed_hero": -0.6, "last_hit": 0.16, "deny": 0.2, "ancient_hp": 5.0, "megas": 4.0,
     "tower_t1": 2.25, "tower_t2": 3.0, "tower_t3": 4.5, "tower_t4": 2.25, "shrine": 2.25, "barracks": 6.0,
-    "lane_assign": -0.02, "creep_push": 0.0,
+    "lane_assign": -0.02, "creep_push": 0.0, "consumables": 0.0,
 }
 # The Honor of Kings Arena 1v1 reward table (HoK app. F): hp_point 2.0 (health), tower_hp_point 10.0 (the
 # towers' health; app. F's "pushing" rewards are the attack on turrets and crystal, so the crystal's health,
@@ -62,7 +69,7 @@ WEIGHTS_HOK_2022 = {
     "win": 5.0, "hero_death": -1.0, "xp": 0.006, "gold_gained": 0.006, "gold_spent": 0.0, "health": 2.0,
     "mana": 0.75, "killed_hero": -0.6, "last_hit": 0.0, "deny": 0.0, "ancient_hp": 10.0, "megas": 0.0,
     "tower_t1": 10.0, "tower_t2": 10.0, "tower_t3": 10.0, "tower_t4": 10.0, "shrine": 0.0, "barracks": 0.0,
-    "lane_assign": 0.0, "creep_push": 0.0,
+    "lane_assign": 0.0, "creep_push": 0.0, "consumables": 0.0,
 }
 # A reward that pays for winning (the learning issue's item 4; docs/reward_audit.md, 2026-11-26): Five app. G's
 # Table 6 with the game's objective weighted up and the fights weighted down, so that against every ladder level the
@@ -171,9 +178,10 @@ def _track(uf, ui, hf, hi, hero_units, team_of, building_rows, building_team, bu
            rax_team, winner, prev_f, prev_i, cur_f, cur_i, sig):
     """One step of RewardTracker: reads the state into `cur_f` / `cur_i` and writes the raw signals of the change from
     `prev_f` / `prev_i` into `sig` (n_heroes, N_SIGNALS), zeroed first. The state's rows: the heroes (floats: xp,
-    gold earned, gold spent, health curve, mana fraction; ints: deaths, kills, last hits, denies, alive), then the
-    buildings (health fraction; alive), then per team its ancient's health fraction and its barracks alive. The same
-    IEEE operations, in the same order, as the numpy formulas of the code before (tests/test_rewards.py keeps them)."""
+    gold earned, gold spent, health curve, mana fraction, gold spent on consumables; ints: deaths, kills, last hits,
+    denies, alive), then the buildings (health fraction; alive), then per team its ancient's health fraction and its
+    barracks alive. The same IEEE operations, in the same order, as the numpy formulas of the code before
+    (tests/test_rewards.py keeps them)."""
     n = hero_units.shape[0]
     nb = building_rows.shape[0]
     sig[:] = 0.0
@@ -190,6 +198,8 @@ def _track(uf, ui, hf, hi, hero_units, team_of, building_rows, building_team, bu
         cur_f[i, 3] = (x + 1.0 - y * y) / 2.0 * alive
         max_mana = uf[u, F_MAXMANA]
         cur_f[i, 4] = uf[u, F_MANA] / max(max_mana, 1e-9) if max_mana > 0 else 0.0
+        cur_f[i, 5] = hf[i, G_CONSUMABLES]
+        sig[i, _CONSUMABLES] = cur_f[i, 5] - prev_f[i, 5]
         cur_i[i, 0] = hi[i, H_DEATHS]
         cur_i[i, 1] = hi[i, H_KILLS]
         cur_i[i, 2] = hi[i, H_LH]
@@ -266,13 +276,13 @@ def push_potential(uf, ui, ancient_x, ancient_y, out):
 class RewardTracker:
     """Turns consecutive engine states into the raw per-hero signals of SIGNALS (quantities, before weights).
 
-    Per hero: the change of xp, gold earned and spent, deaths, kills, last hits and denies; of the health curve of
-    its health fraction (``health_curve``, times alive) and of its mana fraction, neither counted across a respawn
-    and mana only while alive. Per building the enemy team's heroes earn ``BUILDING_HEALTH_SHARE`` of its health
-    fraction lost, and the rest when it dies; each hero the enemy ancient's health fraction lost; the megas signal
-    when the enemy's last barracks falls; win +1 / -1 on the step with a winner; and the lane signal, seconds
-    outside every assigned lane while the assignment holds. The state is read and compared in one compiled pass
-    (``_track``); the lane signal, rare, in numpy.
+    Per hero: the change of xp, gold earned and spent (and of that, spent on consumables), deaths, kills, last hits
+    and denies; of the health curve of its health fraction (``health_curve``, times alive) and of its mana fraction,
+    neither counted across a respawn and mana only while alive. Per building the enemy team's heroes earn
+    ``BUILDING_HEALTH_SHARE`` of its health fraction lost, and the rest when it dies; each hero the enemy ancient's
+    health fraction lost; the megas signal when the enemy's last barracks falls; win +1 / -1 on the step with a
+    winner; and the lane signal, seconds outside every assigned lane while the assignment holds. The state is read
+    and compared in one compiled pass (``_track``); the lane signal, rare, in numpy.
     """
 
     def __init__(self, game, lanes: np.ndarray, lane_until: np.ndarray):
@@ -305,8 +315,8 @@ class RewardTracker:
             self.lane_segments.append(np.concatenate([pts[:-1], pts[1:]], axis=1))
         # the compared state (its rows and columns: _track's docstring), the last step's and the one read now
         rows_state = self.n + len(rows) + 2
-        self._prev = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
-        self._cur = (np.zeros((rows_state, 5)), np.zeros((rows_state, 5), np.int64))
+        self._prev = (np.zeros((rows_state, 6)), np.zeros((rows_state, 5), np.int64))
+        self._cur = (np.zeros((rows_state, 6)), np.zeros((rows_state, 5), np.int64))
         self._sig = np.zeros((self.n, N_SIGNALS))
         self.ancient_x = s.uf[self.ancients, F_X].astype(np.float64)
         self.ancient_y = s.uf[self.ancients, F_Y].astype(np.float64)

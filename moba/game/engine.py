@@ -26,9 +26,10 @@ from moba.game.items import INVENTORY_SLOTS, ITEM_ACTIONS, ITEMS, item_id
 from moba.game.map import build_map, destroyable_names
 from moba.game.state import (E_KILLER, E_TEAM, E_TYPE, F_ARMOR, F_BAT, F_DMG, F_GOLD, F_HP, F_HPREG, F_MANA, F_MANAREG,
                              F_MAXHP, F_MAXMANA, F_MRES, F_RANGE, F_SPEED, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_BB_CD,
-                             G_EARNED, G_GOLD, G_RESPAWN, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS,
-                             GI_EV_N, GI_FIRST_FREE, GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS, H_BUILD, H_CH0, H_DEATHS,
-                             H_DEF, H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE, I_HERO, I_LANE, I_PROT0,
+                             G_CONSUMABLES, G_EARNED, G_GOLD, G_RESPAWN, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME,
+                             GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE, GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS,
+                             H_BUILD, H_CH0, H_DEATHS, H_DEF, H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE,
+                             I_HERO, I_LANE, I_PROT0,
                              I_PROT_MODE, I_TEAM, I_TIER, I_TYPE, I_UID, I_USED, I_WP, NE, P_ACTIVE, P_ARMOR, P_DMG,
                              P_HP, P_HPREG, P_MANAREG, P_MRES, P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
 from moba.game.tables import (ABILITIES_PER_HERO, IS_ARMOR, IS_CHARGES, IS_COST, IS_DMG, IS_HP, IS_HPREG, IS_MANA,
@@ -438,6 +439,8 @@ class Game:
             return False
         s.hf[h, G_GOLD] -= cost
         s.hf[h, G_SPENT] += cost
+        if ITEMS[item].consumable:
+            s.hf[h, G_CONSUMABLES] += cost
         return True
 
     def _scripted_purchases(self, h):

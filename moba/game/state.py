@@ -42,7 +42,8 @@ N_ITEM_ACTIONS = 7
 (G_XP, G_GOLD, G_EARNED, G_SPENT, G_RESPAWN, G_BB_CD, G_CD0, G_CD1, G_CD2, G_CD3, G_ICD0, G_ICD1, G_ICD2, G_ICD3,
  G_ICD4, G_ICD5, G_ICD6, G_LS_X, G_LS_Y, G_LS_HP, G_LS_T, G_LANE_UNTIL, G_DMGT0, G_DMGT1, G_DMGT2, G_DMGT3,
  G_DMGT4, G_DMGT5, G_DMGT6, G_DMGT7, G_DMGT8, G_DMGT9, P_HP, P_ARMOR, P_SPEED, P_HPREG, P_MANAREG, P_MRES, P_DMG,
- NHF) = range(40)
+ G_CONSUMABLES, NHF) = range(41)
+# G_CONSUMABLES: the part of G_SPENT that bought consumables (the reward's "consumables" signal)
 # G_LANE_UNTIL is not used (the env keeps the lane assignments); the column stays so that saved games keep their layout
 
 # ---- hero int columns ------------------------------------------------------------------------------------------------

@@ -100,7 +100,7 @@ def test_consumables_are_the_gold_spent_on_consumables_and_a_weight_charges_thei
     """The purchase script's consumables (here a used salve bought again) count in `consumables` and in `gold_spent`;
     the build's items only in `gold_spent`; off in every preset, a weight prices each use."""
     from moba.game.items import ITEMS, item_id
-    from moba.game.state import H_CH0, H_IT0
+    from moba.game.state import H_CH0, H_IT0, INVENTORY
     g, tr = _tracker("1v1")
     g.s.hf[0, G_GOLD] = 5000.0
     for _ in range(8):  # the first purchases: consumables, then the build's first items
@@ -111,7 +111,7 @@ def test_consumables_are_the_gold_spent_on_consumables_and_a_weight_charges_thei
     assert sig[0, SIGNAL_INDEX["consumables"]] == pytest.approx(first)
     assert sig[0, SIGNAL_INDEX["gold_spent"]] == pytest.approx(g.s.hf[0, G_SPENT])
     salve = item_id("healing_salve")
-    k = [i for i in range(6) if g.s.hi[0, H_IT0 + i] == salve][0]
+    k = [i for i in range(INVENTORY) if g.s.hi[0, H_IT0 + i] == salve][0]
     g.s.hi[0, H_IT0 + k], g.s.hi[0, H_CH0 + k] = -1, 0  # the salve used up: the script buys another
     spent = g.s.hf[0, G_SPENT]
     for _ in range(8):
@@ -347,7 +347,7 @@ def _array_signals(g, prev):
     u, b = s.hi[:, H_UNIT], np.array(g.building_rows)
     max_mana = s.uf[u, F_MAXMANA]
     rax = g.rax[g.rax >= 0]
-    cur = {"gold_xp": s.hf[:, [G_XP, G_EARNED, G_SPENT]], "consumables": s.hf[:, G_CONSUMABLES].copy(),
+    cur = {"gold_xp": s.hf[:, [G_XP, G_EARNED, G_SPENT, G_CONSUMABLES]],
            "counts": s.hi[:, [H_DEATHS, H_KILLS, H_LH, H_DN]],
            "health": health_curve(s.uf[u, F_HP] / s.uf[u, F_MAXHP]) * s.ui[u, I_ALIVE], "alive": s.ui[u, I_ALIVE],
            "mana": np.where(max_mana > 0, s.uf[u, F_MANA] / np.maximum(max_mana, 1e-9), 0.0),
@@ -357,8 +357,8 @@ def _array_signals(g, prev):
     if prev is None:
         return None, cur
     sig = np.zeros((n, len(SIGNALS)))
-    sig[:, [SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent")]] = cur["gold_xp"] - prev["gold_xp"]
-    sig[:, SIGNAL_INDEX["consumables"]] = cur["consumables"] - prev["consumables"]
+    sig[:, [SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent", "consumables")]] = \
+        cur["gold_xp"] - prev["gold_xp"]
     sig[:, [SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny")]] = \
         cur["counts"] - prev["counts"]
     same_life = (cur["alive"] == prev["alive"]) | (cur["alive"] == 0)

@@ -38,8 +38,7 @@ SIGNAL_INDEX = {name: i for i, name in enumerate(SIGNALS)}
 N_SIGNALS = len(SIGNALS)
 # the signals of the tracker's hero columns: xp, gold earned, gold spent, gold spent on consumables; deaths, kills,
 # last hits, denies
-_GOLD_XP_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent"))
-_CONSUMABLES = SIGNAL_INDEX["consumables"]
+_GOLD_XP_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("xp", "gold_gained", "gold_spent", "consumables"))
 _COUNT_SIGNALS = tuple(SIGNAL_INDEX[k] for k in ("hero_death", "killed_hero", "last_hit", "deny"))
 _HEALTH, _MANA, _ANCIENT, _MEGAS, _WIN, _LANE, _PUSH = (SIGNAL_INDEX[k] for k in (
     "health", "mana", "ancient_hp", "megas", "win", "lane_assign", "creep_push"))
@@ -178,7 +177,7 @@ def _track(uf, ui, hf, hi, hero_units, team_of, building_rows, building_team, bu
            rax_team, winner, prev_f, prev_i, cur_f, cur_i, sig):
     """One step of RewardTracker: reads the state into `cur_f` / `cur_i` and writes the raw signals of the change from
     `prev_f` / `prev_i` into `sig` (n_heroes, N_SIGNALS), zeroed first. The state's rows: the heroes (floats: xp,
-    gold earned, gold spent, health curve, mana fraction, gold spent on consumables; ints: deaths, kills, last hits,
+    gold earned, gold spent, gold spent on consumables, health curve, mana fraction; ints: deaths, kills, last hits,
     denies, alive), then the buildings (health fraction; alive), then per team its ancient's health fraction and its
     barracks alive. The same IEEE operations, in the same order, as the numpy formulas of the code before
     (tests/test_rewards.py keeps them)."""
@@ -190,31 +189,30 @@ def _track(uf, ui, hf, hi, hero_units, team_of, building_rows, building_team, bu
         cur_f[i, 0] = hf[i, G_XP]
         cur_f[i, 1] = hf[i, G_EARNED]
         cur_f[i, 2] = hf[i, G_SPENT]
+        cur_f[i, 3] = hf[i, G_CONSUMABLES]
         alive = ui[u, I_ALIVE]
         x = uf[u, F_HP] / uf[u, F_MAXHP]
         x = min(max(x, 0.0), 1.0)
         y = 1.0 - x
         y = y * y
-        cur_f[i, 3] = (x + 1.0 - y * y) / 2.0 * alive
+        cur_f[i, 4] = (x + 1.0 - y * y) / 2.0 * alive
         max_mana = uf[u, F_MAXMANA]
-        cur_f[i, 4] = uf[u, F_MANA] / max(max_mana, 1e-9) if max_mana > 0 else 0.0
-        cur_f[i, 5] = hf[i, G_CONSUMABLES]
-        sig[i, _CONSUMABLES] = cur_f[i, 5] - prev_f[i, 5]
+        cur_f[i, 5] = uf[u, F_MANA] / max(max_mana, 1e-9) if max_mana > 0 else 0.0
         cur_i[i, 0] = hi[i, H_DEATHS]
         cur_i[i, 1] = hi[i, H_KILLS]
         cur_i[i, 2] = hi[i, H_LH]
         cur_i[i, 3] = hi[i, H_DN]
         cur_i[i, 4] = alive
-        for k in range(3):
+        for k in range(4):
             sig[i, _GOLD_XP_SIGNALS[k]] = cur_f[i, k] - prev_f[i, k]
         for k in range(4):
             sig[i, _COUNT_SIGNALS[k]] = cur_i[i, k] - prev_i[i, k]
         # health and mana changes are not counted across a respawn (a respawn is not a heal)
         same_life = cur_i[i, 4] == prev_i[i, 4] or cur_i[i, 4] == 0
         if same_life:
-            sig[i, _HEALTH] = cur_f[i, 3] - prev_f[i, 3]
+            sig[i, _HEALTH] = cur_f[i, 4] - prev_f[i, 4]
             if cur_i[i, 4] == 1:
-                sig[i, _MANA] = cur_f[i, 4] - prev_f[i, 4]
+                sig[i, _MANA] = cur_f[i, 5] - prev_f[i, 5]
     # team signals: buildings damaged and destroyed go to the other team's heroes
     for b in range(nb):
         r = building_rows[b]

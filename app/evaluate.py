@@ -2,7 +2,7 @@
 
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
         [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
-        [--randomize all|KEY,...] [--lineup HERO,...] [--start-state YAML]
+        [--randomize all|KEY,...] [--lineup HERO,...] [--start-state YAML] [--mask-actions NAME,...]
 
 An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop", the ladder's levels) or a
 checkpoint, ``model:PATH`` or PATH (an algorithm checkpoint, an RLModule directory or a shipped model ``models/X``;
@@ -27,6 +27,10 @@ unless given. A reverse curriculum's stage is measured with it: can the agent fi
 ``moba.env.config.RANDOMIZATION_KEYS``: hero stats, lineup, item builds and skill orders, ...), no evaluation jitter.
 A gap between the two win rates is what the randomizations change for the matchup (the full bot's designed item
 builds, its fixed heroes).
+
+``--mask-actions NAME,...`` plays the agent (not its opponent) with those primary actions (names of
+``moba.env.actions.PRIMARY_NAMES``: ``item_healing_salve,item_clarity``) out of its action mask
+(policies/agents/masked_actions.py): what it does without them.
 
 ``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (moba/env/replay_file.py:
 with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game
@@ -83,7 +87,15 @@ def parse_args(argv=None):
     p.add_argument("--start-state", metavar="YAML",
                    help="every game starts late around the agent: a mapping of the env's start_state keys (share, "
                         "destroyed, distance, level; share 1 unless given)")
+    p.add_argument("--mask-actions", metavar="NAME,...",
+                   help="the agent plays with these primary actions masked out (e.g. item_healing_salve,item_clarity)")
     args = p.parse_args(argv)
+    if args.mask_actions is not None:
+        from policies.agents.masked_actions import blocked_primary
+        try:
+            args.mask_actions = blocked_primary([n.strip() for n in args.mask_actions.split(",") if n.strip()])
+        except ValueError as e:
+            p.error(f"--mask-actions {args.mask_actions!r}: {e}")
     if args.start_state is not None:
         try:
             args.start_state = start_state_setting(args.start_state, args.mode)
@@ -167,6 +179,10 @@ def play_games(args, games: list) -> list:
                    **agents_layout(args)})
     make_agent, make_opponent = (agent_maker(a, not args.greedy, env, flag)
                                  for a, flag in ((args.agent, "--agent"), (args.opponent, "--opponent")))
+    if getattr(args, "mask_actions", None):
+        from policies.agents.masked_actions import MaskedActions
+        make_plain = make_agent
+        make_agent = lambda seed: MaskedActions(make_plain(seed), args.mask_actions)  # noqa: E731
     labels = agent_label(args.agent), agent_label(args.opponent)
     if args.replay_dir:
         os.makedirs(args.replay_dir, exist_ok=True)

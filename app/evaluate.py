@@ -25,6 +25,8 @@ unless given. A reverse curriculum's stage is measured with it: can the agent fi
 
 ``--randomize`` plays training's games instead: the named randomizations on (``all``, or keys of
 ``moba.env.config.RANDOMIZATION_KEYS``: hero stats, lineup, item builds and skill orders, ...), no evaluation jitter.
+``first_game_length`` is not one of them: it would cut every game short (``all`` leaves it off since 2026-12-06;
+before, every game of ``--randomize all`` ended at a random 5-100% of its time limit).
 A gap between the two win rates is what the randomizations change for the matchup (the full bot's designed item
 builds, its fixed heroes).
 
@@ -128,13 +130,23 @@ def parse_args(argv=None):
     return args
 
 
+# not a randomization of the game: it cuts an env's first game at a random point of its time limit (so that parallel
+# training envs do not play in lockstep), and every game of a series is its env's first (a seeded reset replays it)
+NOT_PLAYED = "first_game_length"
+
+
 def randomize_setting(text: str) -> dict:
     """--randomize's value (all, or a comma list of keys) -> the env's ``randomize`` mapping, every key not named off;
-    EnvConfig's own check names an unknown key and the allowed ones."""
+    "all" is every key but first_game_length, which is refused (NOT_PLAYED). EnvConfig's own check names an unknown
+    key and the allowed ones."""
     from moba.env.config import RANDOMIZATION_KEYS, EnvConfig
-    named = list(RANDOMIZATION_KEYS) if text == "all" else [k for k in text.split(",") if k]
+    played = [k for k in RANDOMIZATION_KEYS if k != NOT_PLAYED]
+    named = played if text == "all" else [k for k in text.split(",") if k]
     if not named:
-        raise ValueError(f"name at least one key: all or a comma list of {list(RANDOMIZATION_KEYS)}")
+        raise ValueError(f"name at least one key: all or a comma list of {played}")
+    if NOT_PLAYED in named:
+        raise ValueError(f"{NOT_PLAYED} would cut every game at a random point of its time limit (each game of a "
+                         f"series is its env's first); the keys played: {played}")
     setting = {**{k: False for k in RANDOMIZATION_KEYS}, **{k: True for k in named}}
     EnvConfig.from_dict({"randomize": setting})
     return setting

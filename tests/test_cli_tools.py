@@ -273,7 +273,14 @@ def test_evaluate_plays_training_games_with_the_randomizations_named(capsys):
     env = MobaEnv({"mode": "1v1", **games})
     assert not env.cfg.evaluation and not env.cfg.jittered()
     assert [k for k in RANDOMIZATION_KEYS if env.cfg.randomized(k)] == ["lineup", "item_builds"]
-    assert all(evaluate.env_games(evaluate.parse_args(base + ["--randomize", "all"]))["randomize"].values())
+    # "all": every randomization of the game; not the first game's random cut, which would end every game of the
+    # series early (each is its env's first): the games last their time limit
+    every = evaluate.parse_args(base + ["--randomize", "all", "--time-limit", "20"])
+    assert every.randomize == {**{k: True for k in RANDOMIZATION_KEYS}, "first_game_length": False}
+    assert [r["game_time_s"] for r in evaluate.play_games(every, [0, 1, 2])] == pytest.approx([20.0] * 3, abs=0.2)
+    with pytest.raises(SystemExit):
+        evaluate.parse_args(base + ["--randomize", "lineup,first_game_length"])
+    assert "first_game_length would cut every game at a random point" in capsys.readouterr().err
     # the lineup drawn per game: the results by hero come apart from those by side
     s = evaluate.evaluate(evaluate.parse_args(base + ["--games", "4", "--time-limit", "8", "--randomize", "lineup"]),
                           log=lambda line: None)

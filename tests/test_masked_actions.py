@@ -56,8 +56,7 @@ def hero_path(replay) -> list:
 
 
 def test_evaluate_plays_its_agent_with_the_actions_masked(tmp_path, capsys):
-    """The full bot leaves its fountain within 30 s; with every action that moves its hero masked it stays there,
-    and its opponent is played as it was."""
+    """The full bot leaves its fountain within 30 s; with every action that moves its hero masked it stays there."""
     from app import evaluate
     base = ["--agent", "scripted_3", "--opponent", "noop", "--mode", "1v1", "--games", "1", "--time-limit", "30",
             "--replay-every", "5"]

@@ -136,13 +136,15 @@ def keep_last_info(episode: SingleAgentEpisode):
 
 def reset_options(matchup: dict | None) -> dict | None:
     """The env's reset options for a game of `matchup`: the side "main" plays is the attacker of a late start (the
-    env config's start_state), and the start stage's values are laid over that start state (opponents.start_stages);
-    None where "main" plays both sides."""
+    env config's start_state), the start stage's values are laid over that start state (opponents.start_stages), and
+    the game lasts the matchup's time limit where it has one (opponents.time_limit_s); None where "main" plays both
+    sides."""
     if matchup is None or "side" not in matchup:
         return None
     options = {"attacker": enemy_side(matchup["side"])}
-    if "start_state" in matchup:
-        options["start_state"] = matchup["start_state"]
+    for key in ("start_state", "time_limit_s"):
+        if key in matchup:
+            options[key] = matchup[key]
     return options
 
 

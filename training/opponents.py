@@ -6,17 +6,18 @@ Each env runner holds a ``RunnerMatchups`` (``env_runner.matchups``, made in the
 env runner calls ``game_started`` / ``game_ended`` for every game: each game draws its opponent kind from the mix. A
 past version goes through the league (training/league_play.py, its slots and quality updates unchanged); a fixed
 agent (the curriculum's current level, or an agent named in ``fixed``) gets the matchup {"agent": name, "side": side,
-"seed": seed}, and the runner builds that agent and lets it play the side's heroes: its steps never become training
-data. Finished games against fixed agents are kept as ``FixedResult`` (name, main's score, main's side, whether main
-destroyed the enemy ancient) until the driver collects them
-(callbacks/opponents.py: ``collect_from_runner``, ``install_level``). With Jump-Start RL (``opponents.jump_start``,
-policies/league/jump_start.py) a game against its opponent also names the guide that plays "main"'s heroes and the
-stage's hand-over time ({"guide", "guide_until_s"}), and its result is kept under the stage's label; the driver pushes
-the current stage's hand-over (``install_handover``). With start stages (``opponents.start_stages``,
-policies/league/start_stages.py) a game against their opponent names the current stage and its start-state values
-({"start_stage", "start_state"}: the env's reset options carry them), and a late game's result is kept under the
-stage's label, the staged late games' results in the order the games started (a win ends early: in the order they end,
-a stage's first results would be its wins); the driver pushes the current stage (``install_start_stage``)."""
+"seed": seed} (and "time_limit_s", the game's length, for an agent of ``opponents.time_limit_s``), and the runner
+builds that agent and lets it play the side's heroes: its steps never become training data. Finished games against
+fixed agents are kept as ``FixedResult`` (name, main's score, main's side, whether main destroyed the enemy ancient)
+until the driver collects them (callbacks/opponents.py: ``collect_from_runner``, ``install_level``). With Jump-Start
+RL (``opponents.jump_start``, policies/league/jump_start.py) a game against its opponent also names the guide that
+plays "main"'s heroes and the stage's hand-over time ({"guide", "guide_until_s"}), and its result is kept under the
+stage's label; the driver pushes the current stage's hand-over (``install_handover``). With start stages
+(``opponents.start_stages``, policies/league/start_stages.py) a game against their opponent names the current stage
+and its start-state values ({"start_stage", "start_state"}: the env's reset options carry them), and a late game's
+result is kept under the stage's label, the staged late games' results in the order the games started (a win ends
+early: in the order they end, a stage's first results would be its wins); the driver pushes the current stage
+(``install_start_stage``)."""
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -62,6 +63,7 @@ class RunnerOpponents:
         self.review = opponents.curriculum.review
         self.time_limit_outcome = opponents.time_limit_outcome
         self.radiant_share = opponents.radiant_share
+        self.time_limits = dict(opponents.time_limit_s)  # agent -> its games' length (the env's reset options)
         # Jump-Start RL: its settings (None: off) and the current stage's hand-over time, pushed by the driver
         self.jump_start = opponents.jump_start if opponents.jump_start.guide is not None else None
         self.handover_s = self.jump_start.handover_s[0] if self.jump_start is not None else 0.0
@@ -85,6 +87,8 @@ class RunnerOpponents:
         # 1 - radiant_share (at 0.5 the draws of the runs before the setting)
         side = TEAM_NAMES[int(self.mix.rng.random() >= 1.0 - self.radiant_share)]
         matchup = {"agent": name, "side": side, "seed": self.seed * 100_003 + self.games}
+        if name in self.time_limits:
+            matchup["time_limit_s"] = self.time_limits[name]
         if self.jump_start is not None and name == self.jump_start.opponent and self.handover_s > 0:
             matchup.update(guide=self.jump_start.guide, guide_until_s=self.handover_s)
         if self.start_stages is not None and name == self.start_stages.opponent:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import os
 import dataclasses
 import weakref
@@ -606,6 +607,24 @@ class StartStagesSettings(_Section):
         return cls(**{**ss, "stages": tuple(dict(st) for st in stages), "sides": tuple(ss["sides"])})
 
 
+def _checked_time_limits(key: str, limits, fixed: dict, ladder: tuple, env: dict) -> dict:
+    """``opponents.time_limit_s`` checked: a mapping of played agents (of `fixed` or the curriculum's `ladder`) to
+    game lengths in seconds > 0, on the local env (a game server's games take no reset options)."""
+    if not isinstance(limits, dict):
+        _bad(key, f"must be a mapping of agent name to game length in seconds, got {limits!r}")
+    played = sorted(set(fixed) | set(ladder))
+    for name, seconds in limits.items():
+        if name not in played:
+            _bad(f"{key}.{name}", f"is not played: it must be one of opponents.fixed or the curriculum's ladder "
+                                  f"({played})")
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds) \
+                or seconds <= 0:
+            _bad(f"{key}.{name}", f"must be a number of seconds > 0, got {seconds!r}")
+    if limits and "remote" in env:
+        _bad(key, "sets the local env's games' length (reset options), not a game server's (env.remote)")
+    return {name: float(seconds) for name, seconds in limits.items()}
+
+
 @dataclass(frozen=True)
 class OpponentSettings(_Section):
     """Training opponents beyond self-play (callbacks/opponents.py). Self-play gets the share left by the league
@@ -621,6 +640,10 @@ class OpponentSettings(_Section):
     # random, evenly). A mode with a fixed lineup gives each side its heroes (1v1: Radiant the blademaster), so this
     # also weights which hero "main" trains
     radiant_share: float = 0.5
+    # agent (of `fixed` or the curriculum's ladder) -> the length in seconds of the training games against it, in
+    # place of env.time_limit_s: the late game trained against the opponents "main" meets it with (a from-scratch run
+    # keeps short games on the ladder's lower rungs). Empty: every game env.time_limit_s long
+    time_limit_s: dict = field(default_factory=dict)
 
     @classmethod
     def from_dict(cls, d, key: str = "opponents", league: LeagueSettings = LeagueSettings(),
@@ -649,8 +672,11 @@ class OpponentSettings(_Section):
             if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.0 <= share <= 1.0:
                 _bad(f"{key}.fixed.{name}", f"share must be a number in [0, 1], got {share!r}")
         curriculum = CurriculumSettings.from_dict(cur, f"{key}.curriculum")
+        limits = _checked_time_limits(f"{key}.time_limit_s", opp["time_limit_s"], opp["fixed"],
+                                      curriculum.ladder if curriculum.share > 0 else (), env or {})
+        js_opponent = (opp["jump_start"] or {}).get("opponent", JumpStartSettings.opponent)
         jump_start = JumpStartSettings.from_dict(opp["jump_start"] or {}, f"{key}.jump_start", fixed=opp["fixed"],
-                                                 time_limit_s=time_limit_s,
+                                                 time_limit_s=limits.get(js_opponent, time_limit_s),
                                                  ladder=curriculum.ladder if curriculum.share > 0 else ())
         start_stages = StartStagesSettings.from_dict(opp["start_stages"] or {}, f"{key}.start_stages",
                                                      fixed=opp["fixed"], env=env,
@@ -663,7 +689,8 @@ class OpponentSettings(_Section):
             _bad(key, f"fixed agents and the curriculum play inside the batched env runner; set "
                       f"resources.env_runner: batched (got {resources.env_runner!r})")
         return cls(fixed=dict(opp["fixed"]), curriculum=curriculum, jump_start=jump_start, start_stages=start_stages,
-                   time_limit_outcome=opp["time_limit_outcome"], radiant_share=float(opp["radiant_share"]))
+                   time_limit_outcome=opp["time_limit_outcome"], radiant_share=float(opp["radiant_share"]),
+                   time_limit_s=limits)
 
     def shares(self, league: LeagueSettings) -> dict:
         """The probability of each kind of opponent per game (policies/league/curriculum.py): self, league (the

@@ -3,6 +3,7 @@ environment's contract; ``docs/observations.md``, ``docs/actions.md`` and ``docs
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
@@ -109,7 +110,9 @@ class MobaEnv(MultiAgentEnv):
     every game that judges an agent) and ``start_state`` (a share of games that start late around one side,
     ``moba/env/start_state.py``; ``reset(options={"attacker": side})`` names the side, else it is drawn, and
     ``reset(options={"start_state": {...}})`` lays values over the config's start_state for that game: a stage of a
-    reverse curriculum, policies/league/start_stages.py). A bad key or
+    reverse curriculum, policies/league/start_stages.py). ``reset(options={"time_limit_s": s})`` makes that game s
+    seconds long (> 0) in place of the config's ``time_limit_s``: longer games against some opponents, the runner's
+    ``opponents.time_limit_s``; a late start's own ``time_limit_s`` still comes first. A bad key or
     value raises ``ValueError`` naming it and the allowed values. A seeded training env mixes RLlib's worker index and a
     per-process instance number into the seed, so that parallel envs play different games; an evaluation env's game is
     decided by the seed alone. ``reset(seed=s)`` replays the same game for the same seed.
@@ -156,14 +159,14 @@ class MobaEnv(MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(self._seed_sequence(seed))
             self.games_started = 0  # a seeded reset replays the same game, first-game length included
-        attacker, start = self._reset_options(options or {})
+        attacker, start, time_limit_s = self._reset_options(options or {})
         setup, self.lanes, self.lane_until = sample_game(self.cfg, self._rng, first=self.games_started == 0,
-                                                         attacker=attacker, start=start)
+                                                         attacker=attacker, start=start, time_limit_s=time_limit_s)
         self.games_started += 1
         self.late_start = late_start_side(setup)
-        # the game's time limit: the config's, or a late start's own; the first game's random length is the one
-        # change sample_game makes to it
-        limit = self.cfg.time_limit_s
+        # the game's time limit: the config's (or the reset options'), or a late start's own; the first game's random
+        # length is the one change sample_game makes to it
+        limit = time_limit_s or self.cfg.time_limit_s
         if self.late_start is not None:
             limit = start["time_limit_s"] or limit
         self._cut_short = setup.time_limit_s != float(limit)
@@ -187,23 +190,31 @@ class MobaEnv(MultiAgentEnv):
         return {a: self._obs[i] for i, a in enumerate(self.agents)}, infos
 
     def _reset_options(self, options: dict) -> tuple:
-        """The attacker (a side's name or None) and the checked start state of reset's `options`: the config's
-        start_state with the values of ``options["start_state"]`` laid over it (a start stage); a bad option raises
-        ValueError naming it. The check costs ~0.2 ms, once a game."""
-        unknown = sorted(set(options) - {"attacker", "start_state"})
+        """The attacker (a side's name or None), the checked start state and the game's time limit (seconds, or None:
+        the config's) of reset's `options`: the config's start_state with the values of ``options["start_state"]``
+        laid over it (a start stage); a bad option raises ValueError naming it. The check costs ~0.2 ms, once a
+        game."""
+        allowed = ["attacker", "start_state", "time_limit_s"]
+        unknown = sorted(set(options) - set(allowed))
         if unknown:
-            raise ValueError(f"reset options {unknown}: unknown; allowed: ['attacker', 'start_state']")
+            raise ValueError(f"reset options {unknown}: unknown; allowed: {allowed}")
         attacker = options.get("attacker")
         if attacker is not None and attacker not in TEAM_NAMES:
             raise ValueError(f"reset options 'attacker': must be one of {list(TEAM_NAMES)}, got {attacker!r}")
+        limit = options.get("time_limit_s")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, float))
+                                  or not math.isfinite(limit) or limit <= 0):
+            raise ValueError(f"reset options 'time_limit_s': must be a number of seconds > 0 (None: the config's "
+                             f"time_limit_s), got {limit!r}")
+        limit = None if limit is None else float(limit)
         over = options.get("start_state")
         if over is None:
-            return attacker, self.cfg.start_state
+            return attacker, self.cfg.start_state, limit
         def bad(key, message):
             raise ValueError(f"reset options '{key}': {message}")
         if not isinstance(over, dict):
             bad("start_state", f"must be a mapping of start_state keys to values, got {over!r}")
-        return attacker, checked_start_state({**self.cfg.start_state, **over}, self.cfg.mode, bad)
+        return attacker, checked_start_state({**self.cfg.start_state, **over}, self.cfg.mode, bad), limit
 
     @override(MultiAgentEnv)
     def step(self, action_dict):

@@ -43,10 +43,11 @@ EVAL_FIRST_WAVE_RANGE_S = (0.0, 3.0)  # evaluation jitter: the first creep wave 
 
 
 def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False, attacker: str | None = None,
-                start: dict | None = None):
+                start: dict | None = None, time_limit_s: float | None = None):
     """Returns (GameSetup, lanes (n, 3) int, lane_until (n,) seconds) for one game; `first`: the env's first game;
     `attacker`: the side a late start is set up around (None: drawn); `start`: the late start's checked values
-    (moba/env/start_state.py; None: the config's start_state)."""
+    (moba/env/start_state.py; None: the config's start_state); `time_limit_s`: the game's length in seconds (None:
+    the config's). The draws from `rng` do not depend on `time_limit_s`."""
     start = cfg.start_state if start is None else start
     n = n_heroes(cfg.mode)
     if cfg.randomized("lineup"):
@@ -68,7 +69,8 @@ def sample_game(cfg: EnvConfig, rng: np.random.Generator, first: bool = False, a
         kw["spawn_offsets"] = tuple(tuple(float(v) for v in rng.uniform(-EVAL_SPAWN_JITTER, EVAL_SPAWN_JITTER, 2))
                                     for _ in range(n))
         kw["first_wave_s"] = float(rng.uniform(*EVAL_FIRST_WAVE_RANGE_S))
-    setup = GameSetup(mode=cfg.mode, lineup=lineup, frameskip=cfg.frameskip, time_limit_s=float(cfg.time_limit_s),
+    limit = cfg.time_limit_s if time_limit_s is None else time_limit_s
+    setup = GameSetup(mode=cfg.mode, lineup=lineup, frameskip=cfg.frameskip, time_limit_s=float(limit),
                       ancient_hp_scale=float(cfg.ancient_hp_scale), **kw)
     lanes = np.ones((n, 3), np.int64)
     lane_until = np.zeros(n, np.float64)

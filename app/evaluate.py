@@ -3,6 +3,7 @@
     python -m app.evaluate --agent results/<run>/<trial>/checkpoint_000003 --opponent scripted --mode 1v1 \\
         [--games 4] [--time-limit S] [--seed 0] [--greedy] [--workers 1] [--replay-dir DIR [--replay-every S] [--html]]
         [--randomize all|KEY,...] [--lineup HERO,...] [--start-state YAML] [--mask-actions NAME,...]
+        [--consumable-filters]
 
 An agent is a name of ``policies.agents.by_name.AGENTS`` ("scripted", "random", "noop", the ladder's levels) or a
 checkpoint, ``model:PATH`` or PATH (an algorithm checkpoint, an RLModule directory or a shipped model ``models/X``;
@@ -32,7 +33,10 @@ builds, its fixed heroes).
 
 ``--mask-actions NAME,...`` plays the agent (not its opponent) with those primary actions (names of
 ``moba.env.actions.PRIMARY_NAMES``: ``item_healing_salve,item_clarity``) out of its action mask
-(policies/agents/masked_actions.py): what it does without them.
+(policies/agents/masked_actions.py): what it does without them. ``--consumable-filters`` plays the games with the
+env's consumables' need filters on (the env config's ``consumable_filters``, moba/env/actions.py ``need_filters``: a
+salve or clarity only when it can do its work, a scroll only toward a far building), for both sides, as an agent
+trained with them played.
 
 ``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (moba/env/replay_file.py:
 with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game
@@ -91,6 +95,8 @@ def parse_args(argv=None):
                         "destroyed, distance, level; share 1 unless given)")
     p.add_argument("--mask-actions", metavar="NAME,...",
                    help="the agent plays with these primary actions masked out (e.g. item_healing_salve,item_clarity)")
+    p.add_argument("--consumable-filters", action="store_true",
+                   help="the env's consumables' need filters on, for both sides (env config consumable_filters)")
     args = p.parse_args(argv)
     if args.mask_actions is not None:
         from policies.agents.masked_actions import blocked_primary
@@ -169,9 +175,11 @@ def start_state_setting(text: str, mode: str) -> dict:
 
 def env_games(args) -> dict:
     """The env settings of the games: evaluation games, or with --randomize training's with those randomizations;
-    --lineup's heroes; --start-state's late start."""
+    --lineup's heroes; --start-state's late start; --consumable-filters."""
     setting = getattr(args, "randomize", None)
     extra = {"lineup": args.lineup} if getattr(args, "lineup", None) else {}
+    if getattr(args, "consumable_filters", False):
+        extra["consumable_filters"] = True
     if getattr(args, "start_state", None):
         extra["start_state"] = {**args.start_state, "destroyed": list(args.start_state["destroyed"])}
     return {"evaluation": False, "randomize": setting, **extra} if setting else {"evaluation": True, **extra}
@@ -278,6 +286,7 @@ def evaluate(args, log=print) -> dict:
     start = getattr(args, "start_state", None)
     return {"agent": args.agent, "opponent": args.opponent, "mode": args.mode, "games": s["games"],
             "start_state": {**start, "destroyed": list(start["destroyed"])} if start else None,
+            "consumable_filters": bool(getattr(args, "consumable_filters", False)),
             "wins": s["outright_wins"], "draws": s["draws"], "losses": s["losses"], "win_rate": s["outright_win_rate"],
             "points_win_rate": s["points_win_rate"], "objective_win_rate": s["objective_win_rate"],
             **{k: sum(r[k] for r in results) for k in FIGHT_KEYS},  # summed over the games

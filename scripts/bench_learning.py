@@ -127,9 +127,10 @@ def latest_checkpoint(run_dir: str) -> str | None:
 
 
 def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, workers: int, log=print,
-                     seed: int = FINAL_SEED, time_limit_s: float = 0.0) -> dict:
+                     seed: int = FINAL_SEED, time_limit_s: float = 0.0, consumable_filters: bool = False) -> dict:
     """Opponent -> the checkpoint's games against it (app.evaluate: evaluation mode, sides alternating, seeds from
-    `seed`), with the win rate's 95% Wilson interval."""
+    `seed`), with the win rate's 95% Wilson interval; `consumable_filters`: the env's need filters on, as the run
+    trained with them (its env config's ``consumable_filters``)."""
     from app.evaluate import FIGHT_KEYS, evaluate, fights_text
     out = {}
     for opponent, games in opponents.items():
@@ -137,7 +138,7 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
             continue
         args = argparse.Namespace(agent=checkpoint, opponent=opponent, mode=mode, games=games, time_limit=time_limit_s,
                                   seed=seed, greedy=greedy, replay_dir=None, replay_every=1.0, html=False,
-                                  workers=workers)
+                                  workers=workers, consumable_filters=consumable_filters)
         s = evaluate(args, log=lambda line: None)
         out[opponent] = {k: s[k] for k in ("games", "wins", "draws", "losses", "win_rate", "objective_win_rate",
                                            "points_win_rate", "wins_as_radiant", "games_as_radiant", "wins_as_dire",
@@ -371,7 +372,8 @@ def report(args, cfg, run_dir: str, t0: float, rc, train_minutes: float, pretrai
     if checkpoint:
         games = args.final_against or final_games(args.final_games, args.lower_games)
         final = final_evaluation(checkpoint, mode, games, args.greedy, args.workers,
-                                 time_limit_s=args.final_time_limit)
+                                 time_limit_s=args.final_time_limit,
+                                 consumable_filters=bool(cfg.env.get("consumable_filters", False)))
     top = final.get(TOP_LEVEL, {})
     print(json.dumps({
         "config": os.path.join(run_dir, "run_config.yaml") if args.from_run else args.config, "run": name,

@@ -134,7 +134,8 @@ def test_the_windows_table_sums_games_and_takes_the_updates_medians_by_wall_minu
 
 def test_the_final_games_are_as_long_as_asked_and_the_mode_s_length_by_default(tmp_path, capsys, monkeypatch):
     """--final-time-limit reaches app.evaluate's games (a run trained on 600 s games judged at 600 s); 0, the default,
-    is the mode's length; a negative length is refused before anything runs."""
+    is the mode's length; a negative length is refused before anything runs. A run trained with the consumables' need
+    filters plays its final games with them."""
     import json
     import shutil
 
@@ -144,16 +145,22 @@ def test_the_final_games_are_as_long_as_asked_and_the_mode_s_length_by_default(t
     shutil.copy("tune_configs/hok_1v1.yaml", run / "run_config.yaml")
     (run / "metrics.csv").write_text("iteration,timestamp,agent_steps\n1,1796000000,1000\n")
     seen = []
-    monkeypatch.setattr(bl, "final_evaluation", lambda checkpoint, mode, games, greedy, workers, time_limit_s=0.0:
-                        seen.append((games, time_limit_s)) or {})
+    monkeypatch.setattr(bl, "final_evaluation", lambda checkpoint, mode, games, greedy, workers, time_limit_s=0.0,
+                        consumable_filters=False: seen.append((games, time_limit_s, consumable_filters)) or {})
     for extra, limit in (([], 0.0), (["--final-time-limit", "600"], 600.0)):
         assert bl.main(["--from-run", str(run), "--final-against", "scripted_1=4"] + extra) == 0
         out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
-        assert seen[-1] == ({"scripted_1": 4}, limit) and out["final_time_limit_s"] == (limit or None)
+        assert seen[-1] == ({"scripted_1": 4}, limit, False) and out["final_time_limit_s"] == (limit or None)
     with pytest.raises(SystemExit):
         bl.main(["--from-run", str(run), "--final-time-limit", "-1"])
     assert "--final-time-limit must be >= 0 seconds (0: the mode's game length), got -1.0" in capsys.readouterr().err
     assert len(seen) == 2
+    import yaml
+    cfg = yaml.safe_load((run / "run_config.yaml").read_text())
+    cfg["env"]["consumable_filters"] = True
+    (run / "run_config.yaml").write_text(yaml.safe_dump(cfg))
+    assert bl.main(["--from-run", str(run), "--final-against", "scripted_1=4"]) == 0
+    assert seen[-1] == ({"scripted_1": 4}, 0.0, True)
 
 
 def test_the_final_games_are_the_ladders_unless_named():

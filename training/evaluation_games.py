@@ -18,7 +18,8 @@ from policies.league.series import play_series, summarize_series
 
 # the env settings evaluation games share with training (the rest, e.g. randomization and time limit, are their own)
 EVAL_ENV_KEYS = ("mode", "frameskip", "max_units", "lineup", "reward_preset", "evaluation_jitter",
-                 "observation_groups", "constant_observations")  # the last two: the observation layout (surgery)
+                 "observation_groups", "constant_observations",  # these two: the observation layout (surgery)
+                 "consumable_filters")  # the rules of the actions the agent trained with
 
 
 SEED_STRIDE = 1000  # the evaluation after iteration i plays games with seeds SEED_STRIDE * i + g

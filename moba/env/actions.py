@@ -17,11 +17,12 @@ from numba import njit
 from moba.game.abilities import (TARGET_TYPE_READS_UNIT, TT_POINT, TT_TELEPORT, TT_UNIT, TT_UNIT_OFFSET, TT_WARD,
                                  UK_ALLY, UK_ATTACK, UK_ENEMY, UK_NONE, UK_TELEPORT)
 from moba.game.constants import BUILDING_TYPES, N_DELAYS, SHRINE_RADIUS, UT_HERO, UT_SHRINE
-from moba.game.items import ITEM_ACTIONS
+from moba.game.items import ITEM_ACTIONS, ITEMS, item_id
 from moba.game.kernels import alive, buyback_cost, can_attack, can_target_spell, dist
-from moba.game.state import (F_MANA, F_SHRINE_CD, F_STUN_T, F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, GF_TIME, H_AB0,
-                             H_CH0, H_IT0, H_LEVEL, H_UNIT, I_ALIVE, I_TEAM, I_TYPE, INVENTORY, OK_ABILITY, OK_ATTACK,
-                             OK_BUYBACK, OK_ITEM, OK_MOVE, OK_SHRINE, P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
+from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_MREGEN_T, F_REGEN_T, F_SHRINE_CD, F_STUN_T, F_X, F_Y,
+                             G_BB_CD, G_CD0, G_GOLD, G_ICD0, GF_TIME, H_AB0, H_CH0, H_IT0, H_LEVEL, H_UNIT, I_ALIVE,
+                             I_TEAM, I_TYPE, INVENTORY, OK_ABILITY, OK_ATTACK, OK_BUYBACK, OK_ITEM, OK_MOVE, OK_SHRINE,
+                             P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
 from moba.game.tables import A_MANA, A_PASSIVE, A_TT, A_UK, ABILITIES_PER_HERO, IS_CONSUMABLE
 
 # ---- primary actions -------------------------------------------------------------------------------------------------
@@ -273,6 +274,51 @@ def action_mask_for(uf, ui, hf, hi, gf, h, tt_row, uk_row, umask, abi, abf, hero
         if ui[s, I_TYPE] == UT_SHRINE and alive(ui, s) and ui[s, I_TEAM] == ui[u, I_TEAM] \
                 and dist(uf, u, s) <= SHRINE_RADIUS and uf[s, F_SHRINE_CD] <= 0.0:
             out[A_SHRINE] = 1
+
+
+# ---- the consumables' need filters (EnvConfig.consumable_filters) ----------------------------------------------------
+# Five's filters (app. F) say when an action can be taken; these say when a consumable can do its work, so that a
+# policy cannot spend its gold on a salve at full health. Not from the paper: the project's own rule, off by default.
+NEED_SHARE = 0.5  # a salve / clarity is legal while at least this share of what it restores can land
+TP_MIN_DISTANCE = 3500.0  # a town portal scroll may target only allied buildings at least this far from the hero
+# (the scripted bot's TP_MIN_DISTANCE: it teleports to a lane front farther than this)
+
+
+def _restore(name: str) -> float:
+    """What a consumable restores over its whole effect (amount per second x seconds, level 1)."""
+    effect = ITEMS[item_id(name)].active.effects[0]
+    return effect.amount[0] * effect.duration[0]
+
+
+A_SALVE = A_ITEM0 + ITEM_ACTIONS.index("healing_salve")
+A_CLARITY = A_ITEM0 + ITEM_ACTIONS.index("clarity")
+A_TP = A_ITEM0 + ITEM_ACTIONS.index("town_portal_scroll")
+SALVE_NEED_HP = NEED_SHARE * _restore("healing_salve")  # 200 health missing
+CLARITY_NEED_MANA = NEED_SHARE * _restore("clarity")  # 75 mana missing
+
+
+@njit(cache=True)
+def need_filters(uf, hero_units, slot_units, amask, umask):
+    """The consumables' need filters, on one team's masks in place (rows: the team's heroes, whose units are
+    `hero_units`; `slot_units`: observation row -> unit). A healing salve is legal only while the hero misses at least
+    SALVE_NEED_HP health and no salve (or other regeneration) runs on it, a clarity the same for mana; a town portal
+    scroll only toward allied buildings at least TP_MIN_DISTANCE away (its unit mask row loses the nearer ones), and
+    not at all when there is none. A salve or clarity drunk while one runs would only restart it."""
+    for k in range(amask.shape[0]):
+        u = hero_units[k]
+        if amask[k, A_SALVE] and (uf[u, F_MAXHP] - uf[u, F_HP] < SALVE_NEED_HP or uf[u, F_REGEN_T] > 0.0):
+            amask[k, A_SALVE] = 0
+        if amask[k, A_CLARITY] and (uf[u, F_MAXMANA] - uf[u, F_MANA] < CLARITY_NEED_MANA or uf[u, F_MREGEN_T] > 0.0):
+            amask[k, A_CLARITY] = 0
+        far = False
+        for i in range(slot_units.shape[0]):
+            if umask[k, UK_TELEPORT, i]:
+                if dist(uf, u, slot_units[i]) < TP_MIN_DISTANCE:
+                    umask[k, UK_TELEPORT, i] = 0
+                else:
+                    far = True
+        if not far:
+            amask[k, A_TP] = 0
 
 
 @njit(cache=True)

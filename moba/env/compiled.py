@@ -12,12 +12,12 @@ from __future__ import annotations
 import time
 
 from moba.env import observation
-from moba.env.actions import NOOP_ACTION, decode_team
+from moba.env.actions import NOOP_ACTION, decode_team, need_filters
 from moba.game import kernels
 from moba.game.teams import MODES
 
 # the compiled functions a game step calls from Python: when these are cached, so is everything they call
-ENTRY_POINTS = (kernels.run_ticks, kernels.update_vision, observation.encode_team, decode_team)
+ENTRY_POINTS = (kernels.run_ticks, kernels.update_vision, observation.encode_team, decode_team, need_filters)
 
 
 def is_cached(dispatcher) -> bool:
@@ -49,7 +49,7 @@ def compile_ahead(log=print, agents=()) -> float:
             f"(the machine code is cached in {cache_location()})...")
     t0 = time.time()
     for mode in MODES:
-        env = MobaEnv({"mode": mode, "seed": 0, "evaluation": True})
+        env = MobaEnv({"mode": mode, "seed": 0, "evaluation": True, "consumable_filters": True})  # all of it runs
         obs, _ = env.reset()
         actions = {a: dict(NOOP_ACTION) for a in env.possible_agents}
         for agent in agents:

@@ -46,6 +46,9 @@ class EnvConfig:
     # both ancients' (1v1: crystals') health as a share of the game's, from the next game on: a training curriculum
     # on the goal (the ancient_hp_scale schedule, docs/training.md); 1 = the game as it is
     ancient_hp_scale: float = 1.0
+    # the consumables' need filters (moba/env/actions.py need_filters): a healing salve or clarity only when it can do
+    # its work, a town portal scroll only toward a far building; on every hero of the game
+    consumable_filters: bool = False
     # a share of games that start late around one side (moba/env/start_state.py): {share, destroyed, distance, level}
     start_state: dict = field(default_factory=dict)
 
@@ -78,7 +81,7 @@ class EnvConfig:
                 (self.max_units != 0 and not heroes + 1 <= self.max_units <= MAX_OBSERVED_UNITS):
             bad("max_units", f"must be 0 (default) or an int in [{heroes + 1}, {MAX_OBSERVED_UNITS}], "
                              f"got {self.max_units!r}")
-        for key in ("action_offset", "evaluation", "evaluation_jitter"):
+        for key in ("action_offset", "evaluation", "evaluation_jitter", "consumable_filters"):
             if not isinstance(getattr(self, key), bool):
                 bad(key, f"must be true or false, got {getattr(self, key)!r}")
         if not isinstance(self.randomize, dict):

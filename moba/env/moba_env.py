@@ -175,7 +175,7 @@ class MobaEnv(MultiAgentEnv):
         # game stream of a config without new actions stays as it was)
         disabled = tuple(a for a in self.cfg.new_action_ids() if self._rng.random() >= self.cfg.new_action_share)
         self.encoder = ObservationEncoder(self.game, self.cfg.max_units, self.cfg.observation_groups,
-                                          self.cfg.constant_columns(), disabled)
+                                          self.cfg.constant_columns(), disabled, self.cfg.consumable_filters)
         self.tracker = RewardTracker(self.game, self.lanes, self.lane_until)
         self.prev_actions = np.zeros((self.n_heroes, N_ACTION_KEYS), np.int64)
         self._queued = None  # action offset (app. L): orders decided at T, applied at T+1

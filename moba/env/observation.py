@@ -44,7 +44,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from moba.env.actions import (A_ABILITY0, N_ACTION_KEYS, N_PRIMARY, action_mask_for, action_sizes,
+from moba.env.actions import (A_ABILITY0, N_ACTION_KEYS, N_PRIMARY, action_mask_for, action_sizes, need_filters,
                               unit_masks_for)
 from moba.game.abilities import N_TARGET_TYPES, N_UNIT_KINDS
 from moba.game.constants import (CREEP_UPGRADE_EVERY_S, DAY_NIGHT_PERIOD_S, DENY_HP_FRAC, GRID_CELL, GRID_N, LANE_BOT,
@@ -640,14 +640,17 @@ def encode_team(uf, ui, hf, hi, gf, gi, vis, terrain, team, team_size, max_units
 class ObservationEncoder:
     """Allocates fresh arrays each call (RLlib keeps references to observations) and splits them per hero."""
 
-    def __init__(self, game, max_units: int, groups=(), constant_columns=(), disabled_actions=()):
+    def __init__(self, game, max_units: int, groups=(), constant_columns=(), disabled_actions=(),
+                 consumable_filters: bool = False):
         """groups: optional feature groups (OBSERVATION_GROUPS); constant_columns: (observation key, column) pairs fed
         as 0 (deprecated observations, Five app. B "Removing Model Parts"); disabled_actions: primary actions
-        masked out in this game (a new action annealed in, app. B)."""
+        masked out in this game (a new action annealed in, app. B); consumable_filters: the consumables' need filters
+        (actions.need_filters) on every hero's masks."""
         from moba.env.actions import hero_action_table
         self.groups = ordered_groups(groups)
         self.constant_columns = tuple(constant_columns)
         self.disabled_actions = tuple(disabled_actions)
+        self.consumable_filters = bool(consumable_filters)
         self.game = game
         self.max_units = max_units
         self.team_size = game.team_size
@@ -685,6 +688,9 @@ class ObservationEncoder:
                     arrs[key] = np.concatenate([arrs[key], np.broadcast_to(cols, (n, cols.shape[0]))], -1)
             for key, col in self.constant_columns:
                 arrs[key][..., col] = 0.0
+            if self.consumable_filters:
+                need_filters(s.uf, s.hi[team * n:(team + 1) * n, H_UNIT], self.slot_units[team], arrs["action_mask"],
+                             arrs["unit_masks"])
             if self.disabled_actions:
                 arrs["action_mask"][:, list(self.disabled_actions)] = 0
             self.masks[team] = arrs["action_mask"], arrs["unit_masks"]

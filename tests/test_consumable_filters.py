@@ -6,8 +6,8 @@ import pytest
 from moba_testlib import OPEN_SPOT, actions, clear_creeps, make_env, noop_actions, place, random_legal_actions, \
     reencode, row_of
 
-from moba.env.actions import (A_CLARITY, A_SALVE, A_TP, CLARITY_NEED_MANA, SALVE_NEED_HP, TP_MIN_DISTANCE,
-                              need_filters)
+from moba.env.actions import (A_CLARITY, A_MOVE, A_NOOP, A_SALVE, A_TP, CLARITY_NEED_MANA, SALVE_NEED_HP,
+                              TP_MIN_DISTANCE, need_filters)
 from moba.env.config import EnvConfig
 from moba.game.abilities import UK_TELEPORT
 from moba.game.constants import RADIANT, UT_FOUNTAIN, UT_TOWER
@@ -106,6 +106,31 @@ def test_scroll_only_toward_far_buildings():
     assert g.s.uf[0, F_TP_T] == 0.0
 
 
+@pytest.mark.parametrize("filters", [False, True])
+def test_a_channelled_scroll_is_not_cancelled_by_the_policy(filters):
+    """Without the filters a move order during the 3 s channel cancels it and the scroll is lost; with them the mask
+    offers only the no-op while the hero channels, so the same moves leave the teleport to finish."""
+    env = _env(filters)
+    g = env.game
+    fountain = g._rows(UT_FOUNTAIN, RADIANT)[0]
+    place(g, 0, g.s.uf[fountain, F_X] + 300.0, g.s.uf[fountain, F_Y] + 300.0)
+    reencode(env)
+    tower = max(g._rows(UT_TOWER, RADIANT), key=lambda t: np.hypot(*(g.s.uf[t, [F_X, F_Y]] - g.s.uf[0, [F_X, F_Y]])))
+    env.step(actions(env, radiant_0=dict(primary=A_TP, target_unit=row_of(env, RADIANT, tower))))
+    assert g.s.uf[0, F_TP_T] > 0.0
+    mask = _mask(env)
+    assert (mask.sum() == 1 and mask[A_NOOP] == 1) if filters else mask[A_MOVE] == 1
+    start = g.s.uf[0, [F_X, F_Y]].copy()
+    for _ in range(30):  # 4 s: past the channel
+        env.step(actions(env, radiant_0=dict(primary=A_MOVE, offset_x=0, offset_y=0)))
+    to_tower = np.hypot(*(g.s.uf[tower, [F_X, F_Y]] - g.s.uf[0, [F_X, F_Y]]))
+    if filters:
+        assert to_tower < 1000.0  # teleported (and walked a little after)
+    else:
+        assert g.s.uf[0, F_TP_T] == 0.0 and np.hypot(*(g.s.uf[0, [F_X, F_Y]] - start)) < 1500.0
+        assert to_tower > TP_MIN_DISTANCE - 1500.0
+
+
 def test_scroll_illegal_without_a_far_target():
     uf = np.zeros((2, NUF), np.float64)
     uf[1, F_X] = TP_MIN_DISTANCE - 1.0  # the only allied building, near
@@ -134,7 +159,8 @@ def test_filters_only_take_away(mode):
         for a, b in zip(on._obs, off._obs):
             assert np.all(a["action_mask"] <= b["action_mask"])
             diff = np.nonzero(a["action_mask"] != b["action_mask"])[0]
-            assert set(diff) <= {A_SALVE, A_CLARITY, A_TP}
+            if a["action_mask"].sum() > 1:  # (a hero channelling a scroll has only the no-op)
+                assert set(diff) <= {A_SALVE, A_CLARITY, A_TP}
             taken += len(diff)
             assert np.all(a["unit_masks"] <= b["unit_masks"])
             others = [k for k in range(a["unit_masks"].shape[0]) if k != UK_TELEPORT]

@@ -19,10 +19,10 @@ from moba.game.abilities import (TARGET_TYPE_READS_UNIT, TT_POINT, TT_TELEPORT, 
 from moba.game.constants import BUILDING_TYPES, N_DELAYS, SHRINE_RADIUS, UT_HERO, UT_SHRINE
 from moba.game.items import ITEM_ACTIONS, ITEMS, item_id
 from moba.game.kernels import alive, buyback_cost, can_attack, can_target_spell, dist
-from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_MREGEN_T, F_REGEN_T, F_SHRINE_CD, F_STUN_T, F_X, F_Y,
-                             G_BB_CD, G_CD0, G_GOLD, G_ICD0, GF_TIME, H_AB0, H_CH0, H_IT0, H_LEVEL, H_UNIT, I_ALIVE,
-                             I_TEAM, I_TYPE, INVENTORY, OK_ABILITY, OK_ATTACK, OK_BUYBACK, OK_ITEM, OK_MOVE, OK_SHRINE,
-                             P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
+from moba.game.state import (F_HP, F_MANA, F_MAXHP, F_MAXMANA, F_MREGEN_T, F_REGEN_T, F_SHRINE_CD, F_STUN_T, F_TP_T,
+                             F_X, F_Y, G_BB_CD, G_CD0, G_GOLD, G_ICD0, GF_TIME, H_AB0, H_CH0, H_IT0, H_LEVEL, H_UNIT,
+                             I_ALIVE, I_TEAM, I_TYPE, INVENTORY, OK_ABILITY, OK_ATTACK, OK_BUYBACK, OK_ITEM, OK_MOVE,
+                             OK_SHRINE, P_ACTIVE, P_ARG, P_KIND, P_TICK, P_UNIT, P_X, P_Y)
 from moba.game.tables import A_MANA, A_PASSIVE, A_TT, A_UK, ABILITIES_PER_HERO, IS_CONSUMABLE
 
 # ---- primary actions -------------------------------------------------------------------------------------------------
@@ -303,9 +303,15 @@ def need_filters(uf, hero_units, slot_units, amask, umask):
     `hero_units`; `slot_units`: observation row -> unit). A healing salve is legal only while the hero misses at least
     SALVE_NEED_HP health and no salve (or other regeneration) runs on it, a clarity the same for mana; a town portal
     scroll only toward allied buildings at least TP_MIN_DISTANCE away (its unit mask row loses the nearer ones), and
-    not at all when there is none. A salve or clarity drunk while one runs would only restart it."""
+    not at all when there is none; while the hero channels a scroll, only the no-op (a move or an attack order would
+    cancel the channel, and the scroll is spent at the cast). A salve or clarity drunk while one runs would only
+    restart it."""
     for k in range(amask.shape[0]):
         u = hero_units[k]
+        if uf[u, F_TP_T] > 0.0:
+            amask[k, :] = 0
+            amask[k, A_NOOP] = 1
+            continue
         if amask[k, A_SALVE] and (uf[u, F_MAXHP] - uf[u, F_HP] < SALVE_NEED_HP or uf[u, F_REGEN_T] > 0.0):
             amask[k, A_SALVE] = 0
         if amask[k, A_CLARITY] and (uf[u, F_MAXMANA] - uf[u, F_MANA] < CLARITY_NEED_MANA or uf[u, F_MREGEN_T] > 0.0):

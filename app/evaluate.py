@@ -35,8 +35,8 @@ builds, its fixed heroes).
 ``moba.env.actions.PRIMARY_NAMES``: ``item_healing_salve,item_clarity``) out of its action mask
 (policies/agents/masked_actions.py): what it does without them. ``--consumable-filters`` plays the games with the
 env's consumables' need filters on (the env config's ``consumable_filters``, moba/env/actions.py ``need_filters``: a
-salve or clarity only when it can do its work, a scroll only toward a far building), for both sides, as an agent
-trained with them played.
+salve or clarity only when it can do its work, a scroll only toward a far building and not cancelled by the hero's
+own next order), for both sides, as an agent trained with them played.
 
 ``--replay-dir DIR`` writes each game's replay to ``DIR/game<g>_<agent>_vs_<opponent>.jsonl`` (moba/env/replay_file.py:
 with a checkpoint, its heroes' win probability and actions are in it), one record every ``--replay-every`` game

@@ -29,6 +29,8 @@ from moba.game.tables import A_MANA, A_PASSIVE, A_TT, A_UK, ABILITIES_PER_HERO, 
 A_NOOP, A_MOVE, A_ATTACK = 0, 1, 2
 A_ABILITY0 = 3  # abilities 1-4: 3..6
 A_ITEM0 = A_ABILITY0 + ABILITIES_PER_HERO  # item actions, in ITEM_ACTIONS order: 7..13
+# the consumables' item actions (the need filters below, the scripted bot)
+A_SALVE, A_CLARITY, A_TP = (A_ITEM0 + ITEM_ACTIONS.index(n) for n in ("healing_salve", "clarity", "town_portal_scroll"))
 A_BUYBACK = A_ITEM0 + len(ITEM_ACTIONS)
 A_SHRINE = A_BUYBACK + 1
 N_PRIMARY = A_SHRINE + 1
@@ -290,9 +292,6 @@ def _restore(name: str) -> float:
     return effect.amount[0] * effect.duration[0]
 
 
-A_SALVE = A_ITEM0 + ITEM_ACTIONS.index("healing_salve")
-A_CLARITY = A_ITEM0 + ITEM_ACTIONS.index("clarity")
-A_TP = A_ITEM0 + ITEM_ACTIONS.index("town_portal_scroll")
 SALVE_NEED_HP = NEED_SHARE * _restore("healing_salve")  # 200 health missing
 CLARITY_NEED_MANA = NEED_SHARE * _restore("clarity")  # 75 mana missing
 

@@ -16,7 +16,8 @@ import math
 import numpy as np
 from numba import njit
 
-from moba.env.actions import A_ABILITY0, A_ATTACK, A_BUYBACK, A_ITEM0, A_MOVE, A_NOOP, A_SHRINE, N_OFFSETS
+from moba.env.actions import (A_ABILITY0, A_ATTACK, A_BUYBACK, A_CLARITY, A_ITEM0, A_MOVE, A_NOOP, A_SALVE, A_SHRINE,
+                              A_TP, N_OFFSETS)
 from moba.env.actions import OFFSET_STEP_CASTER, OFFSET_STEP_WARD
 from moba.env.observation import (GLOBAL_OWN_BUILDINGS_ALIVE, GLOBAL_TIME, HERO_ALIVE, UNIT_ARMOR, UNIT_ATTACK_DAMAGE,
                                   UNIT_DENIABLE, UNIT_DISTANCE_TO_ME, UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_HEALTH,
@@ -83,9 +84,6 @@ MEM_SIZE = 3
 SKILL_UNDRAWN = -1  # not drawn: decide() returns NEED_COIN where it needs it (not every decision reaches it)
 NEED_COIN = -1  # decide()'s primary when the coin is needed: draw it and call again with skill 0 or 1
 
-_SALVE = A_ITEM0 + ITEM_ACTIONS.index("healing_salve")
-_CLARITY = A_ITEM0 + ITEM_ACTIONS.index("clarity")
-_TP = A_ITEM0 + ITEM_ACTIONS.index("town_portal_scroll")
 _WARD = A_ITEM0 + ITEM_ACTIONS.index("observer_ward")
 _DAGON = A_ITEM0 + ITEM_ACTIONS.index("dagon")
 _CENTRE = N_OFFSETS // 2
@@ -401,12 +399,12 @@ def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroe
         mem[MEM_RETREAT] = 0.0
     if mask[A_SHRINE] and hp < _F(SHRINE_HP):
         return A_SHRINE, 0, _CENTRE, _CENTRE
-    if mask[_SALVE] and hp < _F(SALVE_HP) and t - mem[MEM_SALVE_T] > SALVE_INTERVAL_S:
+    if mask[A_SALVE] and hp < _F(SALVE_HP) and t - mem[MEM_SALVE_T] > SALVE_INTERVAL_S:
         mem[MEM_SALVE_T] = t
-        return _SALVE, 0, _CENTRE, _CENTRE
-    if mask[_CLARITY] and mana_frac < _F(CLARITY_MANA) and t - mem[MEM_CLARITY_T] > CLARITY_INTERVAL_S:
+        return A_SALVE, 0, _CENTRE, _CENTRE
+    if mask[A_CLARITY] and mana_frac < _F(CLARITY_MANA) and t - mem[MEM_CLARITY_T] > CLARITY_INTERVAL_S:
         mem[MEM_CLARITY_T] = t
-        return _CLARITY, 0, _CENTRE, _CENTRE
+        return A_CLARITY, 0, _CENTRE, _CENTRE
     enemies_dead = True
     for h in range(team_size, heroes.shape[0]):
         if heroes[h, HERO_ALIVE] != 0:
@@ -446,7 +444,7 @@ def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroe
                     near_s, any_near = s, True
         if any_near and near_s - TOWER_DANGER - SAFE_TOWER_MARGIN < front_s:
             front_s = near_s - TOWER_DANGER - SAFE_TOWER_MARGIN
-    if mask[_TP] and np.hypot(mx - _F(fountain[0]), my - _F(fountain[1])) < _F(TP_NEAR_FOUNTAIN) and \
+    if mask[A_TP] and np.hypot(mx - _F(fountain[0]), my - _F(fountain[1])) < _F(TP_NEAR_FOUNTAIN) and \
             front_s - my_s > TP_MIN_DISTANCE:
         best_s, best_r = 0.0, -1
         for r in range(n_units):  # the allied tower on this lane farthest along it, not far beyond the front
@@ -455,7 +453,7 @@ def decide(units, unit_type, unit_valid, unit_masks, action_mask, allowed, heroe
                 if d < LANE_NEAR and s <= front_s + TP_FRONT_SLACK and (best_r < 0 or s >= best_s):
                     best_s, best_r = s, r
         if best_r >= 0:
-            return _TP, best_r, _CENTRE, _CENTRE
+            return A_TP, best_r, _CENTRE, _CENTRE
 
     # --- fight enemy heroes ---
     j, best_score = -1, _F(0.0)

@@ -12,9 +12,11 @@ games are a series (``policies/league/series.py``): the agent plays Radiant in e
 evaluation mode (no randomization), game g with seed ``--seed + g``. Prints a line per game and a JSON summary
 last: wins, draws, losses, the win rate (outright wins), the objective win rate (a capped game counts as won by the
 team that destroyed more buildings, then killed more heroes: the rule training and rating use) and the points win
-rate (a capped game won by the team with the higher raw return; policies/league/ratings.game_score), the results by
-the agent's side and by its heroes (``by_hero``: evaluation games give each side its fixed lineup, so the two are one
-figure unless ``--randomize lineup`` or ``--lineup``), the replays and the pages written.
+rate (a capped game won by the team with the higher raw return; policies/league/ratings.game_score), the agent's
+consumables (gold spent on them, charges used, town portal scrolls cast and finished: a move or an attack during the
+3 s channel cancels a scroll already spent), the results by the agent's side and by its heroes (``by_hero``:
+evaluation games give each side its fixed lineup, so the two are one figure unless ``--randomize lineup`` or
+``--lineup``), the replays and the pages written.
 
 ``--lineup HERO,...`` names the heroes, Radiant's then Dire's (``marksman,marksman``: the agent plays marksman on
 both sides), in place of the evaluation lineup (the pool's first heroes: blademaster and marksman in 1v1).
@@ -56,6 +58,17 @@ from training.cli import user_errors
 
 # the fights and the push of a game record or a summary: the agent's side's, then the opponent's
 FIGHT_KEYS = ("kills", "kills_lost", "buildings", "buildings_lost")
+
+
+# the agent's side's consumables in a game record or a summary (Game.summary()'s per-hero counts, summed over its
+# heroes): gold spent on them, charges used, town portal scrolls cast and those whose channel finished
+CONSUMABLE_KEYS = ("consumables_gold", "consumables_used", "scrolls_cast", "scrolls_finished")
+
+
+def consumables_text(r: dict) -> str:
+    """"consumables 1,230 gold (14 used), scrolls 3 of 5 finished" of a game record or a summary."""
+    return (f"consumables {r['consumables_gold']:,.0f} gold ({r['consumables_used']} used), scrolls "
+            f"{r['scrolls_finished']} of {r['scrolls_cast']} finished")
 
 
 def fights_text(r: dict) -> str:
@@ -221,9 +234,9 @@ def play_games(args, games: list) -> list:
     for r in play_series(env, lambda g: make_agent(args.seed + g), lambda g: make_opponent(args.seed + g + args.games),
                          games, args.seed, watch, attacker=bool(getattr(args, "start_state", None))):
         # the series record (policies/league/series.py), its game summary replaced by the agent's heroes
-        result = {**{k: v for k, v in r.items() if k != "summary"},
-                  "heroes": [h["hero"] for h in r["summary"]["heroes"] if h["team"] == r["side"]],
-                  "replay": None, "page": None}
+        own = [h for h in r["summary"]["heroes"] if h["team"] == r["side"]]
+        result = {**{k: v for k, v in r.items() if k != "summary"}, "heroes": [h["hero"] for h in own],
+                  **{k: sum(h[k] for h in own) for k in CONSUMABLE_KEYS}, "replay": None, "page": None}
         writer = writers.pop(r["game"], None)
         if writer:
             result["replay"] = writer.path
@@ -272,7 +285,7 @@ def evaluate(args, log=print) -> dict:
     for r in results:
         log(f"game {r['game'] + 1}/{args.games}: {labels[0]} as {r['side']} ({', '.join(r['heroes'])}) vs {labels[1]}: "
             f"winner {r['winner']} at {r['game_time_s'] / 60:.1f} min, reward margin {r['margin']:+.2f}, "
-            f"{fights_text(r)}"
+            f"{fights_text(r)}, {consumables_text(r)}"
             + (f", replay {r['replay']}" if r["replay"] else ""))
     from policies.league.series import summarize_series
     s = summarize_series(results)  # a capped game is not won outright: "draw", the rule's default
@@ -289,7 +302,7 @@ def evaluate(args, log=print) -> dict:
             "consumable_filters": bool(getattr(args, "consumable_filters", False)),
             "wins": s["outright_wins"], "draws": s["draws"], "losses": s["losses"], "win_rate": s["outright_win_rate"],
             "points_win_rate": s["points_win_rate"], "objective_win_rate": s["objective_win_rate"],
-            **{k: sum(r[k] for r in results) for k in FIGHT_KEYS},  # summed over the games
+            **{k: sum(r[k] for r in results) for k in FIGHT_KEYS + CONSUMABLE_KEYS},  # summed over the games
             **by_side,
             "by_hero": by_hero,
             "replays": [r["replay"] for r in results if r["replay"]],
@@ -303,8 +316,9 @@ def main(argv=None) -> int:
     print(f"\n{summary['agent']} vs {summary['opponent']}: {summary['wins']} wins, {summary['draws']} draws, "
           f"{summary['losses']} losses in {summary['games']} games (objective win rate "
           f"{summary['objective_win_rate']:.0%}: a capped game won on buildings, then hero kills; points win rate "
-          f"{summary['points_win_rate']:.0%}); {fights_text(summary)}; won as radiant {summary['wins_as_radiant']} of "
-          f"{summary['games_as_radiant']}, as dire {summary['wins_as_dire']} of {summary['games_as_dire']}; by hero "
+          f"{summary['points_win_rate']:.0%}); {fights_text(summary)}; {consumables_text(summary)}; won as radiant "
+          f"{summary['wins_as_radiant']} of {summary['games_as_radiant']}, as dire {summary['wins_as_dire']} of "
+          f"{summary['games_as_dire']}; by hero "
           + ", ".join(f"{hero} {h['wins']} of {h['games']}" for hero, h in summary["by_hero"].items()))
     print(json.dumps(summary))
     return 0

@@ -260,8 +260,12 @@ def test_evaluate_decides_capped_games_by_the_objective_beside_outright_wins():
     # evaluation games fix the lineup: the full bot is blademaster as Radiant and marksman as Dire
     assert s["by_hero"] == {"blademaster": {"games": 1, "wins": 0, "objective_wins": 1},
                             "marksman": {"games": 1, "wins": 0, "objective_wins": 1}}
+    assert s["consumables_used"] >= 1 and s["consumables_gold"] > 0  # the bot drinks what its purchase script buys
     args.agent, args.opponent = "noop", "scripted_3"
-    assert evaluate.evaluate(args, log=lambda line: None)["objective_win_rate"] == 0.0
+    s = evaluate.evaluate(args, log=lambda line: None)
+    assert s["objective_win_rate"] == 0.0
+    # the idle hero's starting consumables are bought for it, and never used
+    assert s["consumables_gold"] > 0 and (s["consumables_used"], s["scrolls_cast"], s["scrolls_finished"]) == (0, 0, 0)
 
 
 def test_evaluate_plays_training_games_with_the_randomizations_named(capsys):

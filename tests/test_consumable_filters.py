@@ -63,8 +63,10 @@ def test_salve_only_while_it_can_heal():
     g.s.uf[0, F_HP] = g.s.uf[0, F_MAXHP] - SALVE_NEED_HP - 1.0
     reencode(env)
     assert _mask(env)[A_SALVE] == 1
+    assert g.summary()["heroes"][0]["consumables_used"] == 0
     env.step(actions(env, radiant_0=dict(primary=A_SALVE)))
     assert g.s.uf[0, F_REGEN_T] > 0.0  # drunk: the regeneration runs
+    assert g.summary()["heroes"][0]["consumables_used"] == 1  # counted in the game's summary
     g.s.uf[0, F_HP] = 1.0
     reencode(env)
     assert _mask(env)[A_SALVE] == 0  # a second one would only restart it
@@ -129,6 +131,10 @@ def test_a_channelled_scroll_is_not_cancelled_by_the_policy(filters):
     else:
         assert g.s.uf[0, F_TP_T] == 0.0 and np.hypot(*(g.s.uf[0, [F_X, F_Y]] - start)) < 1500.0
         assert to_tower > TP_MIN_DISTANCE - 1500.0
+    # the game's summary counts the scroll: spent at the cast, finished only where the channel ran its 3 s
+    hero = g.summary()["heroes"][0]
+    assert (hero["consumables_used"], hero["scrolls_cast"], hero["scrolls_finished"]) == (1, 1, int(filters))
+    assert g.summary()["heroes"][1]["scrolls_cast"] == 0
 
 
 def test_scroll_illegal_without_a_far_target():

@@ -28,8 +28,8 @@ from moba.game.state import (E_KILLER, E_TEAM, E_TYPE, F_ARMOR, F_BAT, F_DMG, F_
                              F_MAXHP, F_MAXMANA, F_MRES, F_RANGE, F_SPEED, F_VIS_DAY, F_VIS_NIGHT, F_X, F_Y, G_BB_CD,
                              G_CONSUMABLES, G_EARNED, G_GOLD, G_RESPAWN, G_SPENT, G_XP, GF_NEXT_WAVE, GF_TIME,
                              GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE, GI_NEXT_UID, GI_WINNER, H_AB0, H_ASSISTS,
-                             H_BUILD, H_CH0, H_DEATHS, H_DEF, H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_UNIT, I_ALIVE,
-                             I_HERO, I_LANE, I_PROT0,
+                             H_BUILD, H_CH0, H_CONSUMED, H_DEATHS, H_DEF, H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH,
+                             H_TP_CAST, H_TP_DONE, H_UNIT, I_ALIVE, I_HERO, I_LANE, I_PROT0,
                              I_PROT_MODE, I_TEAM, I_TIER, I_TYPE, I_UID, I_USED, I_WP, NE, P_ACTIVE, P_ARMOR, P_DMG,
                              P_HP, P_HPREG, P_MANAREG, P_MRES, P_SPEED, PROT_ALL_ALIVE, PROT_ANY_ALIVE, GameState)
 from moba.game.tables import (ABILITIES_PER_HERO, IS_ARMOR, IS_CHARGES, IS_COST, IS_DMG, IS_HP, IS_HPREG, IS_MANA,
@@ -554,7 +554,12 @@ class Game:
                 "level": int(s.hi[h, H_LEVEL]), "kills": int(s.hi[h, H_KILLS]), "deaths": int(s.hi[h, H_DEATHS]),
                 "assists": int(s.hi[h, H_ASSISTS]), "last_hits": int(s.hi[h, H_LH]), "denies": int(s.hi[h, H_DN]),
                 "gold_earned": round(float(s.hf[h, G_EARNED]), 1), "items": [
-                    ITEMS[i].name for i in s.hi[h, H_IT0:H_IT0 + INVENTORY_SLOTS] if i >= 0]})
+                    ITEMS[i].name for i in s.hi[h, H_IT0:H_IT0 + INVENTORY_SLOTS] if i >= 0],
+                # what the hero spent on consumables, the charges it used, and its town portal scrolls' channels
+                # started and finished (a scroll is spent at the cast; a move, an attack, a stun or a death cancels)
+                "consumables_gold": round(float(s.hf[h, G_CONSUMABLES]), 1),
+                "consumables_used": int(s.hi[h, H_CONSUMED]),
+                "scrolls_cast": int(s.hi[h, H_TP_CAST]), "scrolls_finished": int(s.hi[h, H_TP_DONE])})
         return {
             "mode": self.mode, "winner": winner_name(self.winner),
             "game_time_s": round(self.time, 2), "truncated": self.truncated,

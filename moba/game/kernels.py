@@ -34,10 +34,11 @@ from moba.game.state import (CREEP_MEGA, CREEP_NORMAL, CREEP_SUPER, E_FLAG, E_KI
                             F_SPEED, F_STUN_T, F_TP_T, F_TP_X, F_TP_Y, F_VIS_DAY, F_VIS_NIGHT, F_X, F_XP, F_Y, G_BB_CD,
                             G_CD0, G_DMGT0, G_EARNED, G_GOLD, G_ICD0, G_ICD6, G_LS_HP, G_LS_T, G_LS_X, G_LS_Y,
                             G_RESPAWN, G_XP, GF_NEXT_WAVE, GF_TIME, GI_CRYSTAL_ATTACKS, GI_EV_N, GI_FIRST_FREE,
-                            GI_N_HEROES, GI_NEXT_UID, GI_TICK, GI_WINNER, H_AB0, H_ASSISTS, H_BUYBACKS, H_CH0, H_DEATHS,
-                            H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_TOWERS, H_UNIT, I_ALIVE, I_ATTACKING, I_CAST_AB,
-                            I_CAST_ITEM, I_CAST_LV, I_CAST_SLOT, I_CREEP_KIND, I_DOT_SRC, I_HERO, I_INVULN, I_LANE,
-                            I_LAST_DMG, I_ORDER, I_PROT0, I_PROT1, I_PROT2, I_PROT_MODE, I_TARGET, I_TEAM, I_TYPE,
+                            GI_N_HEROES, GI_NEXT_UID, GI_TICK, GI_WINNER, H_AB0, H_ASSISTS, H_BUYBACKS, H_CH0,
+                            H_CONSUMED, H_DEATHS, H_DN, H_IT0, H_KILLS, H_LEVEL, H_LH, H_TOWERS, H_TP_CAST,
+                            H_TP_DONE, H_UNIT, I_ALIVE, I_ATTACKING, I_CAST_AB, I_CAST_ITEM, I_CAST_LV, I_CAST_SLOT,
+                            I_CREEP_KIND, I_DOT_SRC, I_HERO, I_INVULN, I_LANE, I_LAST_DMG,
+                            I_ORDER, I_PROT0, I_PROT1, I_PROT2, I_PROT_MODE, I_TARGET, I_TEAM, I_TYPE,
                             I_UID, I_USED, I_WP, INVENTORY, MAX_EVENTS, OK_ABILITY, OK_ATTACK, OK_BUYBACK, OK_ITEM,
                             OK_MOVE, OK_SHRINE, ORDER_ATTACK, ORDER_CAST, ORDER_IDLE, ORDER_MOVE, P_ACTIVE, P_ARG,
                             P_KIND, P_TICK, P_UNIT, P_X, P_Y, PROT_ALL_ALIVE, PROT_ANY_ALIVE)
@@ -469,6 +470,7 @@ def cast_now(uf, ui, hf, hi, gf, gi, terrain, abi, abf, h, u, ab, lv, slot, tx, 
         hf[h, G_ICD0 + slot - ABILITIES_PER_HERO] = abf[ab, A_CD + lv]
     if item_slot >= 0 and hi[h, H_CH0 + item_slot] > 0:
         hi[h, H_CH0 + item_slot] -= 1
+        hi[h, H_CONSUMED] += 1
         if hi[h, H_CH0 + item_slot] == 0:
             hi[h, H_IT0 + item_slot] = -1
     rng = abf[ab, A_RANGE + lv]
@@ -622,6 +624,7 @@ def apply_orders(uf, ui, hf, hi, gf, gi, pend, vis, terrain, abi, abf, hero_ab, 
                 cast_now(uf, ui, hf, hi, gf, gi, terrain, abi, abf, h, u, ab, lv, slot, uf[u, F_X], uf[u, F_Y],
                          -1, item_slot)
                 uf[u, F_TP_T] = TELEPORT_CHANNEL_S
+                hi[h, H_TP_CAST] += 1
                 x, y = clamp_point(uf, tgt, uf[tgt, F_X] + px, uf[tgt, F_Y] + py, 1e9)
                 uf[u, F_TP_X] = x
                 uf[u, F_TP_Y] = y
@@ -750,6 +753,7 @@ def hero_act(uf, ui, hf, hi, gf, gi, vis, terrain, abi, abf, u):
             uf[u, F_TP_T] = 0.0
             uf[u, F_X] = uf[u, F_TP_X]
             uf[u, F_Y] = uf[u, F_TP_Y]
+            hi[h, H_TP_DONE] += 1
         return
     if uf[u, F_STUN_T] > 0.0:
         return

@@ -50,8 +50,10 @@ N_ITEM_ACTIONS = 7
 INVENTORY = 6
 (H_UNIT, H_DEF, H_LEVEL, H_KILLS, H_DEATHS, H_ASSISTS, H_LH, H_DN, H_AB0, H_AB1, H_AB2, H_AB3, H_IT0, H_IT1, H_IT2,
  H_IT3, H_IT4, H_IT5, H_CH0, H_CH1, H_CH2, H_CH3, H_CH4, H_CH5, H_BUILD, H_LANES, H_TOWERS, H_BUYBACKS,
- NHI) = range(29)
+ H_CONSUMED, H_TP_CAST, H_TP_DONE, NHI) = range(32)
 # H_LANES is not used (the env keeps the lane assignments); the column stays so that saved games keep their layout
+# H_CONSUMED: consumable charges used (salves, clarities, scrolls); H_TP_CAST / H_TP_DONE: teleport channels started /
+# finished (a scroll is spent at the cast, and a move, an attack, a stun or a death cancels its channel)
 
 # ---- game scalars ----------------------------------------------------------------------------------------------------
 (GF_TIME, GF_NEXT_WAVE, NGF) = range(3)

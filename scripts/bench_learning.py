@@ -131,7 +131,7 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
     """Opponent -> the checkpoint's games against it (app.evaluate: evaluation mode, sides alternating, seeds from
     `seed`), with the win rate's 95% Wilson interval; `consumable_filters`: the env's need filters on, as the run
     trained with them (its env config's ``consumable_filters``)."""
-    from app.evaluate import FIGHT_KEYS, evaluate, fights_text
+    from app.evaluate import CONSUMABLE_KEYS, FIGHT_KEYS, consumables_text, evaluate, fights_text
     out = {}
     for opponent, games in opponents.items():
         if games <= 0:
@@ -142,13 +142,13 @@ def final_evaluation(checkpoint: str, mode: str, opponents: dict, greedy: bool, 
         s = evaluate(args, log=lambda line: None)
         out[opponent] = {k: s[k] for k in ("games", "wins", "draws", "losses", "win_rate", "objective_win_rate",
                                            "points_win_rate", "wins_as_radiant", "games_as_radiant", "wins_as_dire",
-                                           "games_as_dire", *FIGHT_KEYS)}
+                                           "games_as_dire", *FIGHT_KEYS, *CONSUMABLE_KEYS)}
         out[opponent]["win_rate_ci95"] = wilson(s["wins"], s["games"])
         log(f"final: vs {opponent}: {s['wins']}/{s['games']} won ({s['win_rate']:.0%}, 95% CI "
             f"{out[opponent]['win_rate_ci95']}), {s['draws']} drawn, {s['losses']} lost; "
             f"{s['objective_win_rate']:.0%} won on the objective (capped games: buildings, then kills); "
-            f"{fights_text(s)}; won as "
-            f"radiant {s['wins_as_radiant']}/{s['games_as_radiant']}, as dire {s['wins_as_dire']}/{s['games_as_dire']}")
+            f"{fights_text(s)}; {consumables_text(s)}; won as radiant {s['wins_as_radiant']}/{s['games_as_radiant']}, "
+            f"as dire {s['wins_as_dire']}/{s['games_as_dire']}")
     return out
 
 

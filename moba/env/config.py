@@ -47,7 +47,8 @@ class EnvConfig:
     # on the goal (the ancient_hp_scale schedule, docs/training.md); 1 = the game as it is
     ancient_hp_scale: float = 1.0
     # the consumables' need filters (moba/env/actions.py need_filters): a healing salve or clarity only when it can do
-    # its work, a town portal scroll only toward a far building and, while it channels, only the no-op; every hero's
+    # its work, a town portal scroll only toward a far building and, while it channels, only the no-op; for every hero
+    # of the game
     consumable_filters: bool = False
     # a share of games that start late around one side (moba/env/start_state.py): {share, destroyed, distance, level}
     start_state: dict = field(default_factory=dict)

@@ -556,7 +556,7 @@ class Game:
                 "gold_earned": round(float(s.hf[h, G_EARNED]), 1), "items": [
                     ITEMS[i].name for i in s.hi[h, H_IT0:H_IT0 + INVENTORY_SLOTS] if i >= 0],
                 # what the hero spent on consumables, the charges it used, and its town portal scrolls' channels
-                # started and finished (a scroll is spent at the cast; a move, an attack, a stun or a death cancels)
+                # started and finished (moba/game/state.py H_CONSUMED, H_TP_CAST, H_TP_DONE)
                 "consumables_gold": round(float(s.hf[h, G_CONSUMABLES]), 1),
                 "consumables_used": int(s.hi[h, H_CONSUMED]),
                 "scrolls_cast": int(s.hi[h, H_TP_CAST]), "scrolls_finished": int(s.hi[h, H_TP_DONE])})

@@ -47,6 +47,7 @@ def test_a_run_starts_from_the_checkpoint_and_its_kickstart_loss_starts_at_zero(
         main = r["learners"]["main"]
         assert main["kickstart_coeff"] == pytest.approx(1.0)
         assert main["kickstart_kl"] == pytest.approx(0.0, abs=1e-5)  # the policy is still the teacher
+        assert all(main[f"kickstart_kl_{h}"] == pytest.approx(0.0, abs=1e-5) for h in ("primary", "unit", "offsets"))
         assert r["schedule"]["kickstart_coeff"] == pytest.approx(1.0)
         for _ in range(2):
             r = algo.train()
@@ -105,6 +106,8 @@ def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_an
         main = r["learners"]["main"]
         assert main["kickstart_coeff"] == pytest.approx(1.0)
         assert 0.1 < main["kickstart_kl"] < 20.0  # -log pi(teacher's action) of a random policy
+        by_head = [main[f"kickstart_kl_{h}"] for h in ("primary", "delay", "unit", "offsets")]
+        assert min(by_head) >= 0.0 and sum(by_head) == pytest.approx(main["kickstart_kl"], rel=1e-4)
         algo.train()  # the schedule reached 0: the runner stops asking the teacher
         assert runner._teacher_labels is False
         later = runner.sample(num_timesteps=40, explore=True)
@@ -137,6 +140,22 @@ def test_the_teacher_loss_is_minus_the_log_probability_of_the_teachers_action():
     assert far.max().item() == TEACHER_NLL_CAP
 
 
+def test_the_teacher_loss_by_head_sums_to_it_and_counts_only_the_heads_the_teachers_primary_reads():
+    from policies.model.action_distribution import FiveActionDistribution
+    from policies.learning.kickstart import teacher_nll, teacher_nll_by_head
+    dist_cls = FiveActionDistribution.make(n_primary=16, max_units=6)
+    torch.manual_seed(1)
+    dist = dist_cls.from_logits(torch.randn(5, dist_cls.required_input_dim()))
+    labels = torch.tensor([[p, 1, 2, 3, 4] for p in range(5)])
+    parts = teacher_nll_by_head(dist, labels)
+    assert set(parts) == set(FiveActionDistribution.HEADS)
+    assert torch.allclose(sum(parts.values()), teacher_nll(dist, labels))
+    assert all(bool((v >= 0).all()) for v in parts.values())  # each part is a -log-probability
+    reads_unit, reads_offset = dist._reads(labels[:, 0])
+    assert torch.equal(parts["unit"] > 0, reads_unit) and torch.equal(parts["offsets"] > 0, reads_offset)
+    assert reads_unit.any() and not reads_unit.all()  # the labels cover both kinds of primary
+
+
 def test_the_runners_label_only_while_the_kickstart_loss_is_on():
     from callbacks.schedules import _set_runner_values
     from policies.learning.five_learner import FivePPOLearner
@@ -155,7 +174,7 @@ def test_the_runners_label_only_while_the_kickstart_loss_is_on():
     assert not FivePPOLearner._kickstart_off(SimpleNamespace(_kickstart_coeff=0.5))
 
 
-@pytest.mark.parametrize("key", ["kickstart_class_weight_power", "kickstart_params_floor"])
+@pytest.mark.parametrize("key", ["kickstart_params_floor"])
 def test_the_removed_kickstart_options_are_refused_naming_the_key(key):
     with pytest.raises(ValueError, match=rf"'ppo\.{key}': removed: .*allowed: .*'entropy_bonus'"):
         tiny_smoke(**{f"ppo__{key}": 0.0})
@@ -181,3 +200,34 @@ def test_an_agent_teacher_without_a_kickstart_loss_labels_nothing():
 def test_a_kickstart_loss_without_a_teacher_is_refused_naming_the_key():
     with pytest.raises(ValueError, match=r"'schedules\.kickstart_coeff': is above 0 but there is no teacher"):
         tiny_smoke(schedules__kickstart_coeff=0.5)
+
+
+def test_class_weights_weigh_the_rare_teacher_actions_up_and_power_0_is_the_plain_mean():
+    from moba.env.actions import A_ABILITY0, A_MOVE, A_NOOP, N_PRIMARY
+    from policies.learning.kickstart import MAX_CLASS_WEIGHT, TeacherClassWeights, primary_class_weights
+    counts = np.zeros(N_PRIMARY)
+    counts[[A_MOVE, A_ABILITY0]] = [400, 4]
+    w = primary_class_weights(counts, 0.5)
+    assert w[A_MOVE] == 1.0 and w[A_ABILITY0] == pytest.approx(10.0) and w[A_NOOP] == 1.0  # never seen: 1
+    assert primary_class_weights(counts, 1.0)[A_ABILITY0] == MAX_CLASS_WEIGHT  # 100, capped
+    labels = torch.zeros(2, 3, 5, dtype=torch.long)
+    labels[..., 0] = A_MOVE
+    labels[0, 0, 0] = A_ABILITY0  # one cast among five moves (the sixth step is padding)
+    mask = torch.ones(2, 3, dtype=torch.bool)
+    mask[1, 2] = False
+    nll = torch.tensor([[3.0, 1.0, 1.0], [1.0, 1.0, 100.0]])
+    assert TeacherClassWeights(0.0).loss(nll, labels, mask).item() == pytest.approx(7.0 / 5)
+    weighted = TeacherClassWeights(1.0)  # the labels' counts: 4 moves, 1 cast: the cast weighs 4
+    assert weighted.loss(nll, labels, mask).item() == pytest.approx((4 * 3.0 + 4 * 1.0) / 8)
+    assert weighted.counts[A_MOVE] == 4 and weighted.counts[A_ABILITY0] == 1
+
+
+def test_class_weights_need_an_agent_teacher(tmp_path):
+    with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_weight_power': weighs the labels of an agent teacher"):
+        saved_module(tmp_path / "clone", tiny_smoke())
+        tiny_smoke(ppo__kickstart_class_weight_power=0.5, init__checkpoint=str(tmp_path / "clone"),
+                   schedules__kickstart_coeff=1.0)
+    with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_weight_power': must be a number >= 0"):
+        tiny_smoke(ppo__kickstart_class_weight_power=-1.0)
+    assert tiny_smoke(ppo__kickstart_class_weight_power=0.5, init__teacher="scripted_3",
+                      schedules__kickstart_coeff=1.0).ppo.kickstart_class_weight_power == 0.5

@@ -143,7 +143,7 @@ BAD = [  # (dotted key, value) set on smoke.yaml; taken from tests/test_training
     ("ppo", [1, 2]), ("ppo.lr", 0.1), ("ppo.num_epochs", "two"), ("ppo.num_epochs", 0), ("ppo.gae_lambda", 1.5),
     ("ppo.adam_beta1", -0.1), ("ppo.adam_beta2", 1.0), ("ppo.clip_param", 0.0), ("ppo.clip_param", -1),
     ("ppo.dual_clip", 0.5), ("ppo.dual_clip", True), ("ppo.entropy_bonus", "primary"), ("ppo.minibatch_size", 10**6),
-    ("ppo.staleness", 2), ("ppo.kickstart_params_floor", 0.0), ("ppo.kickstart_class_weight_power", 0.5),
+    ("ppo.staleness", 2), ("ppo.kickstart_params_floor", 0.0), ("ppo.kickstart_class_weight_power", -0.5),
     ("schedules", [0.1]), ("schedules.gamma", 0.99), ("schedules.team_spirit", 1.2),
     ("schedules.team_spirit", {"points": [[0, 0.3], [10, 1.5]]}), ("schedules.gae_horizon_s", 0.0),
     ("schedules.team_spirit", {"points": [[1, 0.3], [10, 0.5]]}), ("schedules.team_spirit", {"unit": "minutes",

@@ -28,10 +28,10 @@ METRICS_CSV = "metrics.csv"
 # fraction, the value head's explained variance, the gradient's global norm before clipping; the bounded update
 # (ppo.target_kl: the minibatches applied, whether the KL stopped the update) and the update's diagnostics
 # (policies/learning/update_diagnostics.py: each loss term's gradient norm and the gradient-noise cosine, every
-# ppo.diagnostics_every updates; the mean advantage of each primary action; the teacher's agreement per head; the
-# outcome term of ppo.win_advantage_coeff, its mean and spread before the coefficient, policies/learning/advantages.py;
-# self-imitation's buffer, the won steps the update added to it, and on its replayed steps the share whose return
-# passed the value and the mean (R - V)+, policies/learning/self_imitation.py)
+# ppo.diagnostics_every updates; the mean advantage of each primary action; the teacher's agreement and the kickstart
+# loss per head; the outcome term of ppo.win_advantage_coeff, its mean and spread before the coefficient,
+# policies/learning/advantages.py; self-imitation's buffer, the won steps the update added to it, and on its replayed
+# steps the share whose return passed the value and the mean (R - V)+, policies/learning/self_imitation.py)
 UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribution.HEADS},
                   "approx_kl": "approx_kl", "clip_fraction": "clip_fraction", "vf_explained_var": "vf_explained_var",
                   "grad_norm": "gradients_default_optimizer_global_norm",
@@ -41,6 +41,8 @@ UPDATE_COLUMNS = {**{f"entropy_{h}": f"entropy_{h}" for h in FiveActionDistribut
                   "gradient_noise_cosine": "gradient_noise_cosine",
                   **{f"{diag.ADVANTAGE_PREFIX}{a}": f"{diag.ADVANTAGE_PREFIX}{a}" for a in PRIMARY_NAMES},
                   **{f"{diag.AGREEMENT_PREFIX}{h}": f"{diag.AGREEMENT_PREFIX}{h}" for h in diag.AGREEMENT_HEADS},
+                  **{f"{diag.KICKSTART_HEAD_PREFIX}{h}": f"{diag.KICKSTART_HEAD_PREFIX}{h}"
+                     for h in FiveActionDistribution.HEADS},
                   "win_advantage_mean": "win_advantage_mean", "win_advantage_std": "win_advantage_std",
                   **{f"self_imitation_{k}": f"self_imitation_{k}"
                      for k in ("buffer_steps", "added_steps", "positive", "advantage")}}

@@ -78,9 +78,6 @@ SURGERY_LR_HOLD_ITERATIONS = 5
 SURGERY_LR_HOLD_LR = 0.0
 # options the results rejected, removed; a config that still sets one is refused with the reason
 REMOVED_KEYS = {
-    "ppo.kickstart_class_weight_power": "the online teacher's loss weighs every step alike: class-weighted, the "
-                                        "student copied the rare actions and won fewer games (docs/results.md, "
-                                        "run 5)",
     "ppo.kickstart_params_floor": "the kickstart loss has one weight, schedules.kickstart_coeff: kept on the parameter "
                                   "heads only, PPO dropped the attacks (docs/results.md, runs 15, 16)",
 }
@@ -215,6 +212,13 @@ class PPOSettings(_Section):
     use_kl_loss: bool = False  # the paper's PPO has no KL penalty
     dual_clip: float | None = None  # HoK app. G: c = 3 gives dual-clip PPO ("... are set as 0.2 and 3")
     aux_win_coeff: float = AUX_WIN_COEFF  # Five app. D: the win-probability head trains with a very small weight (0.01)
+    # the kickstart loss from an agent teacher (init.teacher: scripted_3) with each step weighted by the class of the
+    # teacher's primary action, (f_max / f_c) ** power capped at 20 (f_c: the class's share of the labels the learner
+    # has trained on; behaviour cloning's weights, policies/pretrain/cloning.py, at 0.5). 0: every step alike. Not in
+    # Five. With every step alike the 5v5 student cast its teacher's spells at a recall of 0.24-0.47 on its own states
+    # after 2 hours (docs/results.md, 2026-12-07); in 1v1 power 0.5 raised that recall (run 5, 2026-11-24) and won
+    # fewer games on points, a measure later found to charge every cast
+    kickstart_class_weight_power: float = 0.0
     # the outcome term added to GAE's standardized advantages (policies/learning/advantages.py): this times the win
     # probability's temporal difference to the end of the chunk (1 or 0 at an outright win or loss, 0.5 at the time
     # limit), undiscounted. Not in Five (0: off); issue 29's credit for the finish beyond GAE's horizon. Needs the
@@ -298,6 +302,9 @@ class PPOSettings(_Section):
         for k in ("self_imitation_buffer_steps", "self_imitation_steps"):
             if isinstance(ppo[k], bool) or not isinstance(ppo[k], int) or ppo[k] < 1:
                 _bad(f"{key}.{k}", f"must be an integer >= 1 (real steps), got {ppo[k]!r}")
+        w = ppo["kickstart_class_weight_power"]
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
+            _bad(f"{key}.kickstart_class_weight_power", f"must be a number >= 0 (0: every step alike), got {w!r}")
         if ppo["win_advantage_coeff"] < 0:
             _bad(f"{key}.win_advantage_coeff", f"must be >= 0 (0: off), got {ppo['win_advantage_coeff']}")
         c = ppo["dual_clip"]
@@ -950,8 +957,12 @@ class RunSettings(_Section):
         time_limit_s = float(env.get("time_limit_s") or DEFAULT_TIME_LIMIT_S[env.get("mode", EnvConfig.mode)])
         opponents = OpponentSettings.from_dict(raw.get("opponents") or {}, league=league, resources=resources,
                                                time_limit_s=time_limit_s, env=env)
+        from policies.learning.kickstart import agent_teacher
         init = InitSettings.from_dict(raw.get("init") or {}, kickstart_coeff=schedules["kickstart_coeff"],
                                       resources=resources)
+        if ppo.kickstart_class_weight_power and init.teacher is not None and not agent_teacher(init.teacher):
+            _bad("ppo.kickstart_class_weight_power", "weighs the labels of an agent teacher (init.teacher: an agent "
+                                                     f"name); this run's teacher is a module ({init.teacher!r})")
         trueskill = TrueSkillSettings.from_dict(raw.get("trueskill") or {}, mode=env.get("mode", EnvConfig.mode))
         stop = _stop_section(raw.get("stop"))
         checkpoint = CheckpointSettings.from_dict(raw.get("checkpoint") or {})

@@ -63,7 +63,8 @@ from policies.learning.advantages import WIN_ADVANTAGE, RunnerValueGAE
 from policies.learning.bootstrap_step import FastBootstrapStep
 from policies.learning.self_imitation import (SIL_RETURN, SIL_STEP, AddSelfImitationReturn, SelfImitationBuffer,
                                               self_imitation_loss)
-from policies.learning.kickstart import TEACHER_ACTION, agent_teacher, kickstart_on, label_action, teacher_nll
+from policies.learning.kickstart import (TEACHER_ACTION, TeacherClassWeights, agent_teacher, capped_nll, kickstart_on,
+                                         label_action, teacher_nll_by_head)
 from policies.learning.learner_threads import ThreadChooser
 from policies.learning.value_warmup import ValueWarmup, WarmupPhase, scale_value_head
 from policies.learning.win_head_step import WinHeadStep
@@ -191,6 +192,8 @@ class FivePPOLearner(PPOTorchLearner):
         self._teacher = None  # the kickstart loss's frozen teacher module (config init.teacher)
         # an agent teacher (init.teacher: scripted_3): its actions come from the env runners (TEACHER_ACTION)
         self._teacher_agent = agent_teacher(settings["init"]["teacher"])
+        # its loss's steps weighted by the class of its primary action (ppo.kickstart_class_weight_power)
+        self._teacher_weights = TeacherClassWeights(settings["ppo"]["kickstart_class_weight_power"])
         teacher = None if self._teacher_agent else settings["init"]["teacher"]
         if teacher:
             from policies.league.references import load_module
@@ -664,7 +667,8 @@ class FivePPOLearner(PPOTorchLearner):
             return zero
         if self._kickstart_off() or (self._teacher is None and TEACHER_ACTION not in batch):
             self.metrics.log_dict({"kickstart_kl": float("nan"), "kickstart_coeff": self._kickstart_coeff,
-                                   **{f"{diag.AGREEMENT_PREFIX}{head}": float("nan") for head in diag.AGREEMENT_HEADS}},
+                                   **{f"{diag.AGREEMENT_PREFIX}{head}": float("nan") for head in diag.AGREEMENT_HEADS},
+                                   **{f"{diag.KICKSTART_HEAD_PREFIX}{head}": float("nan") for head in dist.HEADS}},
                                   key=module_id, window=1)
             return zero
         if self._teacher is not None:
@@ -674,18 +678,24 @@ class FivePPOLearner(PPOTorchLearner):
             with torch.no_grad():
                 teacher_out = self._teacher.forward_train(batch)
             teacher = module.get_train_action_dist_cls().from_logits(teacher_out[Columns.ACTION_DIST_INPUTS])
-            kickstart = steps.mean(teacher.kl(dist))
+            by_head = teacher.head_kls(dist)
+            kickstart = loss = steps.mean(sum(by_head.values()))
             teacher_action = teacher.to_deterministic().sample()
         else:
             # an agent teacher (policies/learning/kickstart.py): the KL from its deterministic policy is the
             # student's -log-probability of the action the agent chose in shadow on the same state
-            kickstart = steps.mean(teacher_nll(dist, batch[TEACHER_ACTION]))
+            by_head = teacher_nll_by_head(dist, batch[TEACHER_ACTION])
+            nll = capped_nll(by_head)
+            kickstart = steps.mean(nll)  # the metric: every step alike, whatever the loss's weights
+            loss = self._teacher_weights.loss(nll, batch[TEACHER_ACTION], steps.mask)
             teacher_action = label_action(batch[TEACHER_ACTION])
         agreement = diag.teacher_agreement(dist, teacher_action, steps.mask)
         self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff,
                                **{f"{diag.AGREEMENT_PREFIX}{head}": agreement.get(head, float("nan"))
-                                  for head in diag.AGREEMENT_HEADS}}, key=module_id, window=1)
-        return self._kickstart_coeff * kickstart
+                                  for head in diag.AGREEMENT_HEADS},
+                               **{f"{diag.KICKSTART_HEAD_PREFIX}{head}": steps.mean(part.detach())
+                                  for head, part in by_head.items()}}, key=module_id, window=1)
+        return self._kickstart_coeff * loss
 
     def _win_probability_loss(self, module_id, config, batch, fwd_out, steps: RealSteps) -> torch.Tensor:
         """ppo.aux_win_coeff times the win-probability head's cross-entropy against the win label (app. D, eq. 10;

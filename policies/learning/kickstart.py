@@ -18,13 +18,14 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from moba.env.actions import ACTION_KEYS, NOOP_ACTION
+from moba.env.actions import ACTION_KEYS, N_PRIMARY, NOOP_ACTION
 
 TEACHER_ACTION = "teacher_action"  # extra model output column: the teacher's action, ACTION_KEYS order (int64)
 # -log pi of a teacher action is clamped here: an action the student's masks rule out (the teacher reads the same
 # masks, so only through a bug) must not blow up the loss
 TEACHER_NLL_CAP = 20.0
 NOOP_LABEL = np.array([NOOP_ACTION[k] for k in ACTION_KEYS], np.int64)  # the label while the loss is off
+MAX_CLASS_WEIGHT = 20.0  # the largest class weight of a primary action (behaviour cloning's and the kickstart's)
 
 
 def agent_teacher(teacher) -> str | None:
@@ -49,10 +50,51 @@ def teacher_nll(dist, labels: torch.Tensor) -> torch.Tensor:
     """-log pi(teacher's action) per step under the student's action distribution `dist`
     (policies/model/action_distribution.py: only the parameters the teacher's primary action reads count), capped at
     TEACHER_NLL_CAP; `labels`: the TEACHER_ACTION column, [..., len(ACTION_KEYS)]."""
-    return (-dist.logp(label_action(labels))).clamp(max=TEACHER_NLL_CAP)
+    return capped_nll(teacher_nll_by_head(dist, labels))
+
+
+def teacher_nll_by_head(dist, labels: torch.Tensor) -> dict:
+    """Each head's part of ``teacher_nll`` per step, before the cap: {head (FiveActionDistribution.HEADS):
+    -log pi of the teacher's choice there}; a parameter head's part is 0 where the teacher's primary does not read
+    it."""
+    return {head: -logp for head, logp in dist.head_logps(label_action(labels)).items()}
+
+
+def capped_nll(by_head: dict) -> torch.Tensor:
+    """``teacher_nll`` from its parts (``teacher_nll_by_head``): their sum, capped at TEACHER_NLL_CAP."""
+    return sum(by_head.values()).clamp(max=TEACHER_NLL_CAP)
 
 
 def kickstart_on(kickstart_coeff: float) -> bool:
     """Whether the kickstart loss has a weight: the learner needs the teacher, and the env runners label the
     student's steps."""
     return float(kickstart_coeff) > 0
+
+
+def primary_class_weights(counts: np.ndarray, power: float, cap: float = MAX_CLASS_WEIGHT) -> np.ndarray:
+    """(N_PRIMARY,) weights of the teacher's primary actions from their label counts: (f_max / f_c) ** power, capped
+    at `cap`; 1 for actions never seen."""
+    w = np.ones(N_PRIMARY)
+    seen = counts > 0
+    w[seen] = np.minimum((counts.max() / counts[seen]) ** power, cap)
+    return w.astype(np.float32)
+
+
+class TeacherClassWeights:
+    """The agent teacher's loss with each step weighted by the class of the teacher's primary action
+    (``ppo.kickstart_class_weight_power``; ``primary_class_weights``), the classes' frequencies counted over every
+    label this learner has trained on since it was built (a restored run counts again from its first update)."""
+
+    def __init__(self, power: float):
+        self.power = float(power)
+        self.counts = np.zeros(N_PRIMARY, np.float64)
+
+    def loss(self, nll: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """The weighted mean of `nll` (per step, ``teacher_nll``) over the steps of `mask`; `labels`: the
+        TEACHER_ACTION column. ``power`` 0: the plain mean."""
+        if self.power <= 0:
+            return nll[mask].sum() / mask.sum().clamp_min(1)
+        primary = labels[..., ACTION_KEYS.index("primary")].long()
+        self.counts += np.bincount(primary[mask].cpu().numpy(), minlength=N_PRIMARY)[:N_PRIMARY]
+        w = torch.as_tensor(primary_class_weights(self.counts, self.power), device=nll.device)[primary][mask]
+        return (w * nll[mask]).sum() / w.sum().clamp_min(1e-8)

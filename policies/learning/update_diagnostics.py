@@ -26,6 +26,9 @@ TERM_GRAD_PREFIX = "grad_norm_"  # metrics: grad_norm_<term>
 ADVANTAGE_PREFIX = "advantage_"  # metrics: advantage_<primary action name>
 AGREEMENT_PREFIX = "teacher_agreement_"  # metrics: teacher_agreement_<head>
 AGREEMENT_HEADS = ("primary", "delay", "unit", "offsets")
+# metrics: kickstart_kl_<head>, each head's part of the kickstart loss (the teacher's KL or -log pi of its action,
+# before the agent teacher's cap; FiveActionDistribution.HEADS): which head holds the student away from its teacher
+KICKSTART_HEAD_PREFIX = "kickstart_kl_"
 
 
 def _grads(loss: torch.Tensor, params: list) -> list:

@@ -38,6 +38,7 @@ from ray.rllib.core.columns import Columns
 from moba.env.actions import ACTION_KEYS, N_PRIMARY, PRIMARY_NAMES
 from moba.game.abilities import TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from policies.learning.five_learner import AUX_WIN_COEFF
+from policies.learning.kickstart import MAX_CLASS_WEIGHT, primary_class_weights
 from policies.model.five_module import WIN_LOGIT
 from policies.learning.advantages import discounted_returns
 from policies.pretrain.games import Trajectory
@@ -48,7 +49,6 @@ BATCH_LANES = 64  # sequences per SGD step: 64 x 16 = 1,024 steps (2 cores: ~18k
 SEGMENT_STEPS = 1024  # an epoch cuts each game into segments of this many steps (a multiple of max_seq_len)
 VALUE_LOSS_WEIGHT = 0.5  # of the value regression, next to the policy's cross-entropy
 CLASS_WEIGHT_POWER = 0.5  # class weight (f_max / f_c) ** power of the teacher's primary action
-MAX_CLASS_WEIGHT = 20.0  # the largest class weight of a primary action
 # share of the training steps whose previous-action input (private_prev_action) is swapped with another random step's:
 # the teacher's next action is nearly always its previous one, so a clone can learn to repeat its last action (the
 # "copycat" problem of behaviour cloning with action histories, Wen et al. 2020); in play it then kept walking up the
@@ -66,10 +66,7 @@ def class_weights(trajectories: list[Trajectory], power: float = CLASS_WEIGHT_PO
     counts = np.zeros(N_PRIMARY, np.float64)
     for t in trajectories:
         counts += np.bincount(t.actions[:, 0], minlength=N_PRIMARY)
-    w = np.ones(N_PRIMARY)
-    seen = counts > 0
-    w[seen] = np.minimum((counts.max() / counts[seen]) ** power, cap)
-    return w.astype(np.float32)
+    return primary_class_weights(counts, power, cap)
 
 
 def value_targets(t: Trajectory, gamma: float, scale: float) -> tuple[np.ndarray, np.ndarray]:

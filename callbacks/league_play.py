@@ -9,10 +9,13 @@ each episode's matchup; the batched runner draws its own. On the driver it holds
 4. a row per version is appended to ``<trial dir>/league.csv`` (iteration, version, quality, probability, games,
    wins: the data of figure 27), and a summary goes to ``result["league"]``;
 5. the pool's state is handed to the learner (``FivePPOLearner.league_state``), so that it is in every checkpoint,
-   and is read back from there when a checkpoint is restored (``--resume``)."""
+   and is read back from there when a checkpoint is restored (``--resume``, ``init.restore``). The state also names
+   the trial folder that holds the versions' weight files: a run restored from another run's checkpoint
+   (``init.restore``) copies the files it lacks from there."""
 from __future__ import annotations
 
 import os
+import shutil
 import time
 
 from ray.rllib.utils.annotations import override
@@ -27,6 +30,8 @@ from training.league_play import (CSV_COLUMNS, CSV_NAME, LEAGUE_KEY, WEIGHTS_DIR
                                    cut_short, game_ended, game_started, league_settings, objective_of,
                                    save_weights, winner_of)
 from callbacks.trial_files import TrialFilesCallback
+
+WEIGHTS_ROOT = "weights_root"  # the league state's key: the trial folder its versions' weight files are under
 
 
 class LeagueCallback(TrialFilesCallback):
@@ -68,7 +73,27 @@ class LeagueCallback(TrialFilesCallback):
         state = next((s for s in (r.get() if hasattr(r, "get") else r for r in results) if s), None)
         if state:
             self.pool = OpponentPool.from_state_dict(state)
+            self.copy_missing_weights(algorithm, state.get(WEIGHTS_ROOT))
             self.push_table(algorithm, forget_slots=True)
+
+    def copy_missing_weights(self, algorithm, source: str | None):
+        """The versions' weight files this run's trial folder lacks, copied from the folder that saved them
+        (`source`, the checkpoint's league state): a run restored from another run's checkpoint (init.restore) plays
+        those versions too. Local folders only; a file found in neither raises, naming it."""
+        root = self.trial_dir(algorithm)
+        if run_storage.is_uri(root) or (source and run_storage.is_uri(source)):
+            return
+        for v in self.pool.versions:
+            target = os.path.join(root, v.weights_path)
+            if os.path.exists(target):
+                continue
+            origin = os.path.join(source, v.weights_path) if source else None
+            if origin is None or not os.path.exists(origin):
+                raise FileNotFoundError(
+                    f"init.restore: the league's version {v.version} has no weights file, neither {target!r} nor "
+                    f"{origin!r} exists; restore with league.enabled: false to train without the past versions")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(origin, target)
 
     @override(TrialFilesCallback)
     def on_train_result(self, *, algorithm, result, **kwargs):
@@ -93,7 +118,7 @@ class LeagueCallback(TrialFilesCallback):
             {"iteration": it, "version": r["version"], "snapshot_iteration": r["iteration"], "quality": r["quality"],
              "probability": r["probability"], "games": r["games"], "current_wins": r["current_wins"]}
             for r in pool.rows()])
-        state = pool.state_dict()
+        state = {**pool.state_dict(), WEIGHTS_ROOT: self.trial_dir(algorithm)}
         algorithm.learner_group.foreach_learner(lambda learner: learner.set_league_state(state))
         games = sum(counts.values())
         result["league"] = {

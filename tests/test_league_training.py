@@ -200,6 +200,10 @@ def test_league_in_training_snapshot_sync_results_and_checkpoint(ray_session, no
     try:
         restored.load_checkpoint(path)
         assert LeagueCallback.of(restored).pool.state_dict() == state
+        # a run of its own (init.restore into a new trial folder) gets the versions' weight files copied over
+        assert restored.logdir != algo.logdir
+        for v in LeagueCallback.of(restored).pool.versions:
+            assert digest(load_weights(os.path.join(restored.logdir, v.weights_path))) == learner_at[v.iteration]
         assert restored.env_runner_group.foreach_env_runner(
             lambda er: er.matchups.league.versions, local_env_runner=False) == [[1, 2, 3, 4, 5]]
     finally:

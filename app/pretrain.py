@@ -136,9 +136,13 @@ def print_agreement(a: dict, title: str, out=None):
     out = out or sys.stdout
     print(f"\nagreement on {title} ({a['steps']} hero-steps): primary {a['primary']:.3f}, all read parameters "
           f"{a['all_read']:.3f}, value explained variance {a['value_explained_variance']}", file=out)
-    print(f"  {'primary action':24s} {'support':>8s} {'recall':>7s} {'predicted':>9s}", file=out)
+    # the offsets' columns: the steps on which the teacher's primary reads offsets, and the module's agreement there
+    print(f"  {'primary action':24s} {'support':>8s} {'recall':>7s} {'predicted':>9s} {'offset steps':>12s} "
+          f"{'offsets':>8s} {'within 1':>8s}", file=out)
     for name, r in a["per_primary"].items():
-        print(f"  {name:24s} {r['support']:8d} {r['recall']:7.3f} {r['predicted']:9d}", file=out)
+        offsets = (f" {r['offsets_support']:12d} {r['offsets_exact']:8.3f} {r['offsets_within_1']:8.3f}"
+                   if "offsets_exact" in r else f" {'-':>12s} {'-':>8s} {'-':>8s}")
+        print(f"  {name:24s} {r['support']:8d} {r['recall']:7.3f} {r['predicted']:9d}{offsets}", file=out)
 
 
 def print_report(report: dict, out=None):

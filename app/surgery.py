@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import pickle
+import shlex
 import shutil
 import sys
 import tempfile
@@ -285,7 +286,9 @@ def main(argv=None) -> int:
           f"(primary {diff['primary']:.1e}, unit {diff['unit']:.1e}, delay {diff['delay']:.1e}, "
           f"offsets {max(diff['offset_x'], diff['offset_y']):.1e}, value {diff['value']:.1e}, "
           f"win probability {diff['win_prob']:.1e}); {time.time() - t0:.1f} s")
-    print(f"continue training from it: python -m app.train --config {args.config} --set init.restore={args.out}"
+    # the same overrides as the surgery's (the new shape's model and env keys), then the restore
+    sets = "".join(f" --set {shlex.quote(kv)}" for kv in args.set)
+    print(f"continue training from it: python -m app.train --config {args.config}{sets} --set init.restore={args.out}"
           + (f" --set trueskill.references={os.path.join(args.out, REFERENCES_FILE)}" if args.references else ""))
     print(json.dumps({"out": args.out, "max_abs_diff": diff["all"], "changes": len(res["changes"]),
                       "league_snapshots": res["league"], "references": n_refs,

@@ -258,13 +258,21 @@ def test_teacher_agreement_compares_the_agent_with_its_teacher_on_the_agents_own
     path = tiny_config / "agent"
     build_module(MobaEnv({"mode": "1v1"})).save_to_path(str(path))
     assert teacher_agreement.main([str(path), "--games", "2", "--teacher", "scripted", "--workers", "0"]) == 0
-    last = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    text = capsys.readouterr().out
+    last = json.loads(text.strip().splitlines()[-1])
     assert last["games"]["games"] == 2 and last["teacher"] == "scripted"
     a = last["agreement"]
     assert a["steps"] == 2 * 30  # one recorded hero per game, every step of a 4-second game
     assert sum(r["support"] for r in a["per_primary"].values()) == a["steps"]
     assert sum(r["predicted"] for r in a["per_primary"].values()) <= a["steps"]
     assert 0.0 <= a["all_read"] <= a["primary"] <= 1.0
+    # the offsets' agreement under the teacher's primary, for the primaries that read offsets (the bot walks)
+    assert "offsets_exact" in a["per_primary"]["move"] and "offsets_exact" not in a["per_primary"].get("noop", {})
+    for r in a["per_primary"].values():
+        if "offsets_exact" in r:
+            assert 0.0 <= r["offsets_exact"] <= r["offsets_within_1"] <= 1.0
+            assert 0 < r["offsets_support"] <= r["support"]
+    assert "offset steps" in text and "within 1" in text
 
 
 @pytest.mark.parametrize("args, message", [

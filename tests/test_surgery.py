@@ -16,7 +16,8 @@ from moba.env.observation import (GLOBAL_TIME, N_ACTION_IDS, N_GLOBAL, N_UNIT, S
 from moba.game.state import H_KILLS, H_LH
 from policies.surgery.output_diff import max_output_diff, pad_actions, record_games
 from policies.surgery.weights import (NetworkShape, SurgeryError, add_observation_features, add_primary_action, apply,
-                              optimizer_state, parameter_names, plan, remove_observation_feature, widen, widen_lstm)
+                              optimizer_state, parameter_names, plan, remove_observation_feature, split_offsets, widen,
+                              widen_lstm)
 
 torch.set_num_threads(1)
 TOLERANCE = 1e-5
@@ -55,6 +56,7 @@ OPS = {  # op -> (function of (state, old shape), observations of the old module
                               "base", "base"),
     "widen_lstm": (lambda st, s: widen_lstm(st, s, 64), "base", "base"),
     "add_primary_action": (lambda st, s: add_primary_action(st, s), "base", "padded"),
+    "split_offsets": (lambda st, s: split_offsets(st, s), "base", "base"),
 }
 
 
@@ -67,7 +69,8 @@ def test_each_op_keeps_every_output(op, games, old):
                                  NetworkShape.of({k: 2 * v if k != "lstm_size" else v for k, v in SMALL.items()},
                                                  BASE_ENV),
                                  NetworkShape.of({**SMALL, "lstm_size": 64}, BASE_ENV),
-                                 NetworkShape.of(SMALL, BASE_ENV, extra_actions=1)]
+                                 NetworkShape.of(SMALL, BASE_ENV, extra_actions=1),
+                                 NetworkShape.of({**SMALL, "offset_groups": True}, BASE_ENV)]
                      if {c.name for c in plan(shape, s)} == {c.name for c in changes} and
                      [c.op for c in plan(shape, s)] == [c.op for c in changes])
     new = rebuilt(new_shape, state)
@@ -80,6 +83,11 @@ def test_each_op_keeps_every_output(op, games, old):
         out = new.forward_train({"obs": {k: torch.as_tensor(v[:, :16]) for k, v in new_obs.items()},
                                  "state_in": {k: torch.zeros(2, new.cfg.lstm_size) for k in ("h", "c")}})
     assert float(out["action_dist_inputs"].std()) > 0.01  # not a degenerate network
+    if op == "split_offsets":  # every primary action reads the one pair's offsets, from its own group's heads
+        assert new.n_offset_groups == 4 and [c.op for c in changes] == ["split offsets"] * 4
+        with pytest.raises(SurgeryError, match=r"model.offset_groups: True -> False changes what the network "
+                                               r"computes.*allowed: True"):
+            apply(state, new_shape, shape)
     if op == "add_primary_action":  # the added action is masked while it is not legal
         primary = out["action_dist_inputs"][..., :new.n_primary]
         assert (primary[..., -1] <= -5e8).all() and new.n_primary == module.n_primary + 1

@@ -14,7 +14,6 @@ from moba.env.moba_env import MobaEnv
 from moba.env.observation import (GLOBAL_IS_DIRE, HERO_TELEPORT_X, HERO_TELEPORT_Y, HERO_TELEPORTING,
                                   LANE_ASSIGNED_BOT, LANE_ASSIGNED_MID, LANE_ASSIGNED_TOP, UNIT_DISTANCE_TO_ME,
                                   UNIT_DX_TO_ME, UNIT_DY_TO_ME, UNIT_X, UNIT_Y)
-from policies.model.action_distribution import FiveActionDistribution
 from policies.model.five_module import FiveModelConfig
 from policies.model.team_frame import to_team_frame
 
@@ -117,10 +116,11 @@ def test_the_turned_columns_of_units_and_teleports_and_nothing_else_change():
     assert turned["heroes"][1, 0, 1, HERO_TELEPORT_X] == 8000.0 - 1234.5
 
 
-@pytest.mark.parametrize("team_frame", [True, False])
-def test_a_module_in_the_team_frame_plays_both_sides_alike(team_frame):
+@pytest.mark.parametrize("team_frame,offset_groups", [(True, False), (False, False), (True, True)])
+def test_a_module_in_the_team_frame_plays_both_sides_alike(team_frame, offset_groups):
+    """offset_groups: every group's offsets are turned back (model.offset_groups)."""
     env, history = mirrored_game("1v1")
-    module = build_module(env, seed=1, model={**SMALL, "team_frame": team_frame})
+    module = build_module(env, seed=1, model={**SMALL, "team_frame": team_frame, "offset_groups": offset_groups})
     obs = batch_of(history)
     module.update_normalizers(obs, None)
     g = torch.Generator().manual_seed(1)
@@ -129,12 +129,14 @@ def test_a_module_in_the_team_frame_plays_both_sides_alike(team_frame):
     with torch.no_grad():
         out = module.forward_train({Columns.OBS: obs, Columns.STATE_IN: state})
         values = module.compute_values({Columns.OBS: obs, Columns.STATE_IN: state})
-    dist = FiveActionDistribution.make(module.n_primary, module.max_units).from_logits(out[Columns.ACTION_DIST_INPUTS])
+    dist = module.action_dist_cls.from_logits(out[Columns.ACTION_DIST_INPUTS])
+    assert (dist.offset_group is not None) == offset_groups
+    ox, oy = dist.offsets_by_primary()  # (2, T, P, 9)
 
     def gaps(steps):
         return {"primary": (dist.primary[0, steps] - dist.primary[1, steps]).abs().max(),
-                "offset_x": (dist.offset_x[0, steps] - dist.offset_x[1, steps].flip(-1)).abs().max(),
-                "offset_y": (dist.offset_y[0, steps] - dist.offset_y[1, steps].flip(-1)).abs().max(),
+                "offset_x": (ox[0, steps] - ox[1, steps].flip(-1)).abs().max(),
+                "offset_y": (oy[0, steps] - oy[1, steps].flip(-1)).abs().max(),
                 "value": (values[0, steps] - values[1, steps]).abs().max()}
     first, every = max(gaps(slice(0, 1)).values()), max(gaps(slice(None)).values())
     if team_frame:  # the same up to the rounding of the moves (the first step: none)

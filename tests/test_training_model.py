@@ -17,7 +17,7 @@ from moba.game.abilities import TARGET_TYPE_READS_UNIT
 from policies.agents.scripted import ScriptedAgent
 from policies.learning.five_learner import dual_clip_surrogate
 from policies.model.action_distribution import FiveActionDistribution
-from policies.model.five_module import FiveRLModule, gated_unit_logits
+from policies.model.five_module import FiveModelConfig, FiveRLModule, gated_unit_logits
 from policies.model.normalization import NORM_CLIP, RunningNorm
 
 torch.set_num_threads(1)
@@ -356,6 +356,108 @@ def test_to_deterministic_picks_the_argmaxes():
     for _ in range(5):
         assert {k: int(v) for k, v in det.sample().items()} == {k: int(v) for k, v in a.items()}
     assert torch.equal(det.logp(a), d.logp(a))
+
+
+# ---- the offsets by group (FiveModelConfig.offset_groups) ------------------------------------------------------------
+GP = 4  # primary 0 reads nothing, 1 the offsets of group 0, 2 the unit only, 3 the unit and the offsets of group 1
+G_READS_UNIT = torch.tensor([False, False, True, True])
+G_READS_OFFSET = torch.tensor([False, True, False, True])
+G_GROUP = torch.tensor([2, 0, 2, 1])  # primaries 0 and 2 read no offsets: their group is never read
+
+
+def grouped_dist(seed=0, scale=1.0):
+    g = torch.Generator().manual_seed(seed)
+    cls = FiveActionDistribution.make(GP, U, 3)
+    r = lambda *s: scale * torch.randn(1, *s, generator=g, dtype=torch.float64)  # noqa: E731
+    return cls.from_logits(cls.pack(r(GP), r(GP, U), r(4), r(3, 9), r(3, 9), G_READS_UNIT[None],
+                                    G_READS_OFFSET[None], G_GROUP[None]))
+
+
+def grouped_actions():
+    for p in range(GP):
+        units = range(U) if G_READS_UNIT[p] else [0]
+        offs = range(9) if G_READS_OFFSET[p] else [4]
+        for d, u, x, y in itertools.product(range(4), units, offs, offs):
+            yield action(p, d, u, x, y)
+
+
+def test_grouped_offsets_round_trip_and_each_primary_reads_its_groups_logits():
+    d = grouped_dist(seed=1)
+    cls = type(d)
+    assert cls.required_input_dim() == GP + GP * U + 4 + 2 * 3 * 9 + 3 * GP
+    assert d.offset_x.shape == (1, 3, 9) and torch.equal(d.offset_group, G_GROUP[None])
+    again = cls.from_logits(cls.pack(d.primary, d.unit, d.delay, d.offset_x, d.offset_y, d.reads_unit,
+                                     d.reads_offset, d.offset_group))
+    for k in ("primary", "unit", "delay", "offset_x", "offset_y", "reads_unit", "reads_offset", "offset_group"):
+        assert torch.equal(getattr(again, k), getattr(d, k)), k
+    lsm = lambda t: F.log_softmax(t, -1).numpy()  # noqa: E731
+    for p, x, y in [(1, 2, 7), (3, 6, 0)]:
+        a = action(p, 1, 1, x, y)
+        g = int(G_GROUP[p])
+        expected = (lsm(d.primary[0])[p] + lsm(d.delay[0])[1] + lsm(d.offset_x[0, g])[x]
+                    + lsm(d.offset_y[0, g])[y] + (lsm(d.unit[0, p])[1] if G_READS_UNIT[p] else 0.0))
+        assert d.logp(a).item() == pytest.approx(expected, abs=1e-12)
+    bx, by = d.offsets_by_primary()
+    assert bx.shape == (1, GP, 9) and torch.equal(bx[0, 3], d.offset_x[0, 1])
+    assert torch.equal(by[0, 1], d.offset_y[0, 0])
+
+
+def test_grouped_offsets_entropy_and_kl_are_exact():
+    """The entropy and the KL over every distinct action, with two groups of offsets read by two primary actions."""
+    p, q = grouped_dist(seed=2), grouped_dist(seed=3)
+    lp = torch.cat([p.logp(a) for a in grouped_actions()])
+    lq = torch.cat([q.logp(a) for a in grouped_actions()])
+    assert lp.exp().sum().item() == pytest.approx(1.0, abs=1e-9)
+    assert p.entropy().item() == pytest.approx(-(lp.exp() * lp).sum().item(), abs=1e-9)
+    assert p.kl(q).item() == pytest.approx((lp.exp() * (lp - lq)).sum().item(), abs=1e-9)
+    # the logits of the group no primary action reads (2) change nothing
+    r = grouped_dist(seed=2)
+    r.offset_x = r.offset_x.clone()
+    r.offset_x[0, 2] += 5.0
+    assert p.kl(r).item() == pytest.approx(0.0, abs=1e-12)
+    assert r.entropy().item() == pytest.approx(p.entropy().item(), abs=1e-12)
+
+
+def test_a_module_with_offset_groups_gives_each_primary_action_its_kinds_offsets():
+    """model.offset_groups: move reads group "move", a point spell "caster", a spell offset from a unit or a teleport
+    "regular", a ward "ward" (Five app. F, Table 5); the heads hold one pair of 9 logits per group."""
+    from moba.env.actions import A_MOVE
+    from moba.game.abilities import TT_POINT, TT_TELEPORT, TT_UNIT_OFFSET, TT_WARD
+    from policies.model.five_module import OFFSET_GROUPS
+    env, history = played_game("5v5")
+    module = build_module(env, model={**TINY_MODEL, "offset_groups": True})
+    assert module.offset_x_head.out_features == len(OFFSET_GROUPS) * 9 == 36
+    obs_list = [history[-1][a] for a in env.possible_agents]
+    d = dist_of(module, obs_list)
+    tt = torch.as_tensor(np.stack([o["action_target_type"] for o in obs_list])).long()
+    want = {TT_POINT: "caster", TT_UNIT_OFFSET: "regular", TT_TELEPORT: "regular", TT_WARD: "ward"}
+    checked = set()
+    for row in range(len(obs_list)):
+        for p in range(module.n_primary):
+            name = "move" if p == A_MOVE else want.get(int(tt[row, p]))
+            if name is not None:
+                assert OFFSET_GROUPS[int(d.offset_group[row, p])] == name, (row, p, name)
+                checked.add(name)
+    assert checked >= {"move", "caster", "regular"}
+    with pytest.raises(ValueError, match="model config 'offset_groups': must be true or false"):
+        FiveModelConfig.from_dict({"offset_groups": "yes"})
+
+
+def test_grouped_offsets_follow_the_sampled_primary_action():
+    d = grouped_dist(seed=4)
+    d.offset_x = torch.full_like(d.offset_x, -50.0)
+    d.offset_x[0, 0, 0] = 50.0  # group 0 (primary 1) always picks x = 0
+    d.offset_x[0, 1, 8] = 50.0  # group 1 (primary 3) always picks x = 8
+    seen = set()
+    for _ in range(200):
+        a = d.sample()
+        p = int(a["primary"])
+        if p in (1, 3):
+            assert int(a["offset_x"]) == (0 if p == 1 else 8)
+            seen.add(p)
+    assert seen == {1, 3}
+    det = d.to_deterministic().sample()
+    assert int(det["offset_x"]) == {1: 0, 3: 8}.get(int(det["primary"]), int(det["offset_x"]))
 
 
 # ---- normalization ---------------------------------------------------------------------------------------------------

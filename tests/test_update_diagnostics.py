@@ -59,6 +59,23 @@ def test_teacher_agreement_per_head_counts_a_parameter_only_where_the_teachers_p
     assert out == {"primary": 0.75, "delay": 0.5, "unit": 1.0}  # no offsets read: left out
 
 
+def test_teacher_agreement_reads_the_offsets_of_the_teachers_primary_groups():
+    """With offsets by group (model.offset_groups) the student's offsets are those of the teacher's primary's group."""
+    cls = FiveActionDistribution.make(n_primary=3, max_units=2, n_offset_groups=2)
+    dist = cls.from_logits(torch.zeros(2, cls.required_input_dim()))
+    dist.reads_offset = torch.tensor([[False, True, True]]).expand(2, 3)
+    dist.offset_group = torch.tensor([[0, 0, 1]]).expand(2, 3)  # primary 1 reads group 0, primary 2 group 1
+    dist.offset_x = torch.zeros(2, 2, cls.n_offset)
+    dist.offset_x[:, 0, 1] = 1.0  # group 0 says x = 1, group 1 x = 7
+    dist.offset_x[:, 1, 7] = 1.0
+    dist.offset_y = torch.zeros(2, 2, cls.n_offset)  # y = 0 in both
+    teacher = {"primary": torch.tensor([1, 2]), "delay": torch.zeros(2), "target_unit": torch.zeros(2),
+               "offset_x": torch.tensor([1, 7]), "offset_y": torch.zeros(2)}
+    assert diag.teacher_agreement(dist, teacher, torch.ones(2, dtype=torch.bool))["offsets"] == 1.0
+    teacher["offset_x"] = torch.tensor([7, 1])  # each the other group's choice
+    assert diag.teacher_agreement(dist, teacher, torch.ones(2, dtype=torch.bool))["offsets"] == 0.0
+
+
 def test_first_rows_keep_whole_sequences_up_to_the_step_budget():
     mask = torch.tensor([[1, 1, 1], [1, 1, 0], [1, 0, 0]], dtype=torch.bool)
     batch = {"obs": {"x": torch.arange(9).reshape(3, 3)}, "mask": mask, "scalar": torch.tensor(1.0)}

@@ -92,13 +92,14 @@ def teacher_agreement(student, teacher_action: dict, mask: torch.Tensor) -> dict
     with torch.no_grad():
         p = teacher_action["primary"].long()
         reads_unit, reads_offset = student._reads(p)
+        offset_x, offset_y = student._offset_logits_of(p)
         same = {
             "primary": (student.primary.argmax(-1) == p, mask),
             "delay": (student.delay.argmax(-1) == teacher_action["delay"].long(), mask),
             "unit": (student._unit_logits_of(p).argmax(-1) == teacher_action["target_unit"].long(),
                      mask & reads_unit),
-            "offsets": ((student.offset_x.argmax(-1) == teacher_action["offset_x"].long())
-                        & (student.offset_y.argmax(-1) == teacher_action["offset_y"].long()), mask & reads_offset),
+            "offsets": ((offset_x.argmax(-1) == teacher_action["offset_x"].long())
+                        & (offset_y.argmax(-1) == teacher_action["offset_y"].long()), mask & reads_offset),
         }
         return {head: float(hit[where].float().mean()) for head, (hit, where) in same.items() if where.any()}
 

@@ -7,7 +7,13 @@ which parameters it reads (Table 5): log-probability, entropy and KL count only 
 gradients of ignored ones (pure noise) are masked out of the loss, as in app. F. Delay is always read.
 
 Inputs, concatenated on the last axis (``FiveActionDistribution.input_layout``):
-primary logits (P) | unit logits (P x U) | delay (4) | offset x (9) | offset y (9) | reads_unit (P) | reads_offset (P)
+primary logits (P) | unit logits (P x U) | delay (4) | offset x (G x 9) | offset y (G x 9) | reads_unit (P) |
+reads_offset (P) [| offset_group (P), when G > 1]
+
+G is the number of offset parameters (``FiveModelConfig.offset_groups``): with one (G = 1) every primary action that
+reads an offset reads the same pair of heads; with several, as in Five (app. F: "Unit Selection and Offset are
+actually implemented within the model as several different, mutually exclusive parameters depending on the primary
+action"), primary action p reads the pair of group ``offset_group[p]``, as it reads the unit logits of its own row.
 """
 from __future__ import annotations
 
@@ -39,25 +45,32 @@ class FiveActionDistribution(Distribution):
     max_units: int = 0
     n_delay: int = N_DELAYS
     n_offset: int = N_OFFSETS
+    n_offset_groups: int = 1
     HEADS = ("primary", "delay", "unit", "offsets")  # the parts of the action's entropy (head_entropies)
 
-    def __init__(self, primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset, deterministic=False):
+    def __init__(self, primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset, offset_group=None,
+                 deterministic=False):
+        """`offset_x`, `offset_y`: (..., 9) with one offset parameter (`offset_group` None), (..., G, 9) with G, and
+        then `offset_group` (..., P): the group each primary action reads."""
         self.primary, self.unit, self.delay = primary, unit, delay
         self.offset_x, self.offset_y = offset_x, offset_y
         self.reads_unit, self.reads_offset = reads_unit, reads_offset
+        self.offset_group = None if offset_group is None else offset_group.long()
         self.deterministic = deterministic
 
     # ---- construction ------------------------------------------------------------------------------------------------
     @classmethod
-    def make(cls, n_primary: int, max_units: int) -> type:
-        """The distribution class for a given number of primary actions and unit rows."""
-        return type("FiveActionDistribution", (cls,), {"n_primary": n_primary, "max_units": max_units})
+    def make(cls, n_primary: int, max_units: int, n_offset_groups: int = 1) -> type:
+        """The distribution class for a given number of primary actions, unit rows and offset parameters."""
+        return type("FiveActionDistribution", (cls,), {"n_primary": n_primary, "max_units": max_units,
+                                                        "n_offset_groups": n_offset_groups})
 
     @classmethod
     def input_layout(cls):
-        p, u = cls.n_primary, cls.max_units
-        return (("primary", p), ("unit", p * u), ("delay", cls.n_delay), ("offset_x", cls.n_offset),
-                ("offset_y", cls.n_offset), ("reads_unit", p), ("reads_offset", p))
+        p, u, g = cls.n_primary, cls.max_units, cls.n_offset_groups
+        return ((("primary", p), ("unit", p * u), ("delay", cls.n_delay), ("offset_x", g * cls.n_offset),
+                 ("offset_y", g * cls.n_offset), ("reads_unit", p), ("reads_offset", p))
+                + ((("offset_group", p),) if g > 1 else ()))
 
     @classmethod
     @override(Distribution)
@@ -72,23 +85,57 @@ class FiveActionDistribution(Distribution):
         parts["unit"] = parts["unit"].reshape(*logits.shape[:-1], cls.n_primary, cls.max_units)
         parts["reads_unit"] = parts["reads_unit"] > 0.5
         parts["reads_offset"] = parts["reads_offset"] > 0.5
+        if cls.n_offset_groups > 1:
+            for k in ("offset_x", "offset_y"):
+                parts[k] = parts[k].reshape(*logits.shape[:-1], cls.n_offset_groups, cls.n_offset)
+            parts["offset_group"] = parts["offset_group"].round().long()
         return cls(**parts)
 
     @staticmethod
-    def pack(primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset):
+    def pack(primary, unit, delay, offset_x, offset_y, reads_unit, reads_offset, offset_group=None):
         """The inverse of from_logits: the module's head outputs -> one logits tensor."""
+        groups = []
+        if offset_group is not None:  # (..., G, 9) offsets, and the group of each primary action
+            offset_x, offset_y, groups = offset_x.flatten(-2), offset_y.flatten(-2), [offset_group.to(primary.dtype)]
         return torch.cat([primary, unit.flatten(-2), delay, offset_x, offset_y, reads_unit.float(),
-                          reads_offset.float()], dim=-1)
+                          reads_offset.float()] + groups, dim=-1)
 
     @override(Distribution)
     def to_deterministic(self) -> "FiveActionDistribution":
         return type(self)(self.primary, self.unit, self.delay, self.offset_x, self.offset_y, self.reads_unit,
-                          self.reads_offset, deterministic=True)
+                          self.reads_offset, self.offset_group, deterministic=True)
 
     # ---- helpers -----------------------------------------------------------------------------------------------------
     def _unit_logits_of(self, p):
         idx = p.long()[..., None, None].expand(*p.shape, 1, self.max_units)
         return self.unit.gather(-2, idx).squeeze(-2)
+
+    def _offset_logits_of(self, p) -> tuple:
+        """(x, y) offset logits (..., 9) that primary actions `p` (...) read."""
+        if self.offset_group is None:
+            return self.offset_x, self.offset_y
+        g = self.offset_group.gather(-1, p.long().unsqueeze(-1))  # (..., 1)
+        idx = g.unsqueeze(-1).expand(*g.shape, self.offset_x.shape[-1])
+        return self.offset_x.gather(-2, idx).squeeze(-2), self.offset_y.gather(-2, idx).squeeze(-2)
+
+    def offsets_by_primary(self) -> tuple:
+        """(x, y) offset logits (..., P, 9) of every primary action (the rows of its group)."""
+        p = self.primary.shape[-1]
+        if self.offset_group is None:
+            return tuple(o.unsqueeze(-2).expand(*o.shape[:-1], p, o.shape[-1]) for o in (self.offset_x, self.offset_y))
+        idx = self.offset_group.unsqueeze(-1).expand(*self.offset_group.shape, self.offset_x.shape[-1])
+        return self.offset_x.gather(-2, idx), self.offset_y.gather(-2, idx)
+
+    def _offset_group_weights(self, prob):
+        """(..., G): the probability that the primary action reads each group's offsets (G = 1: (..., 1))."""
+        read = prob * self.reads_offset
+        if self.offset_group is None:
+            return read.sum(-1, keepdim=True)
+        return read.new_zeros(*read.shape[:-1], self.offset_x.shape[-2]).scatter_add(-1, self.offset_group, read)
+
+    def _grouped(self, o):
+        """Offset logits with a group axis: (..., 1, 9) with one offset parameter."""
+        return o.unsqueeze(-2) if self.offset_group is None else o
 
     def _reads(self, p):
         pl = p.long().unsqueeze(-1)
@@ -106,9 +153,10 @@ class FiveActionDistribution(Distribution):
     def sample(self, *, sample_shape=None, return_logp: bool = False, generator=None, **kwargs):
         """One action per row; `generator` (a torch.Generator) draws it instead of torch's global generator."""
         p = self._draw(self.primary, generator)
+        ox, oy = self._offset_logits_of(p)
         action = {"primary": p, "delay": self._draw(self.delay, generator),
                   "target_unit": self._draw(self._unit_logits_of(p), generator),
-                  "offset_x": self._draw(self.offset_x, generator), "offset_y": self._draw(self.offset_y, generator)}
+                  "offset_x": self._draw(ox, generator), "offset_y": self._draw(oy, generator)}
         if return_logp:
             return action, self.logp(action)
         return action
@@ -128,14 +176,16 @@ class FiveActionDistribution(Distribution):
         ru, ro = self._reads(p)
         primary = _pick(self.primary, p)
         zero = torch.zeros_like(primary)
-        off = _pick(self.offset_x, value["offset_x"]) + _pick(self.offset_y, value["offset_y"])
+        ox, oy = self._offset_logits_of(p)
+        off = _pick(ox, value["offset_x"]) + _pick(oy, value["offset_y"])
         return {"primary": primary, "delay": _pick(self.delay, value["delay"]),
                 "unit": torch.where(ru, _pick(self._unit_logits_of(p), value["target_unit"]), zero),
                 "offsets": torch.where(ro, off, zero)}
 
     def head_entropies(self, constant_reads: bool = False) -> dict:
         """Each head's part of the action's entropy; they sum to ``entropy()``: "primary" H(primary), "delay"
-        H(delay), "unit" sum_p pi(p) [reads unit] H(unit | p), "offsets" P(the primary reads offsets) (H(x) + H(y)).
+        H(delay), "unit" sum_p pi(p) [reads unit] H(unit | p), "offsets" sum_g P(the primary reads group g's offsets)
+        (H(x_g) + H(y_g)).
         ``constant_reads``: the probabilities that weight the parameter heads carry no gradient (the "heads" entropy
         bonus, ppo.entropy_bonus): the same value, but an entropy bonus on it keeps each head from collapsing without
         moving the primary action toward the primaries that read more parameters."""
@@ -144,7 +194,8 @@ class FiveActionDistribution(Distribution):
             prob = prob.detach()
         return {"primary": _entropy(self.primary), "delay": _entropy(self.delay),
                 "unit": self._unit_entropy(prob),
-                "offsets": (prob * self.reads_offset).sum(-1) * (_entropy(self.offset_x) + _entropy(self.offset_y))}
+                "offsets": (self._offset_group_weights(prob) * (_entropy(self._grouped(self.offset_x))
+                                                                + _entropy(self._grouped(self.offset_y)))).sum(-1)}
 
     def _unit_entropy(self, prob):
         """sum_p prob[p] [reads unit] H(unit | p), computed on the primary actions that read a unit and have a
@@ -173,7 +224,8 @@ class FiveActionDistribution(Distribution):
         """Each head's part of ``kl(other)`` (HEADS; they sum to it), a parameter head's weighted by this
         distribution's probability that the primary action reads it."""
         prob = F.softmax(self.primary, -1)
-        k_off = _kl(self.offset_x, other.offset_x) + _kl(self.offset_y, other.offset_y)
+        k_off = (_kl(self._grouped(self.offset_x), other._grouped(other.offset_x))
+                 + _kl(self._grouped(self.offset_y), other._grouped(other.offset_y)))  # (..., G)
         return {"primary": _kl(self.primary, other.primary), "delay": _kl(self.delay, other.delay),
                 "unit": (prob * self.reads_unit * _kl(self.unit, other.unit)).sum(-1),
-                "offsets": (prob * self.reads_offset).sum(-1) * k_off}
+                "offsets": (self._offset_group_weights(prob) * k_off).sum(-1)}

@@ -53,11 +53,12 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.utils.annotations import override
 from torch import nn
 
-from moba.env.actions import A_NOOP, N_OFFSETS, action_sizes
+from moba.env.actions import A_MOVE, A_NOOP, N_OFFSETS, action_sizes
 from moba.env.observation import (GLOBAL_FEATURES, HERO_FEATURES, LANE_FEATURES, MINIMAP_CHANNELS, MINIMAP_N,
                                   N_MINIMAP_CHANNELS, PRIVATE_KEYS, UNIT_FEATURES, UNIT_HERO_COLUMNS, UNIT_IS_ENEMY,
                                   feature_names)
-from moba.game.abilities import N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
+from moba.game.abilities import (N_UNIT_KINDS, TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT, TT_NO_TARGET, TT_POINT,
+                                 TT_TELEPORT, TT_UNIT, TT_UNIT_OFFSET, TT_WARD)
 from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
@@ -76,7 +77,15 @@ UNIT_TABLE_KEYS = ("units", "unit_type", "unit_valid")
 NORM_BLOCK_STEPS = 1024  # steps a block of update_normalizers (the team's frame's copies stay in the cache)
 
 
-BOOL_FIELDS = ("team_frame", "team_unit_table")  # FiveModelConfig's switches; every other field is a positive int
+BOOL_FIELDS = ("team_frame", "team_unit_table", "offset_groups")  # FiveModelConfig's switches; the rest positive ints
+# FiveModelConfig.offset_groups: the offset parameters, and the one each target type reads (Five app. F, Table 5:
+# "Regular" offsets from the selected unit, "Caster" offsets from the caster, "Ward" placement offsets), plus a group of
+# its own for move, which reads the caster's offsets in Five but here is the most common action by far (99% of the
+# scripted bot's offsets in 5v5) and points a direction to the grid's border, where a point spell aims at a unit
+OFFSET_GROUPS = ("move", "caster", "regular", "ward")
+OFFSET_GROUP_MOVE = OFFSET_GROUPS.index("move")
+TARGET_TYPE_OFFSET_GROUP = {TT_NO_TARGET: "caster", TT_POINT: "caster", TT_UNIT: "caster",  # the first two never read
+                            TT_UNIT_OFFSET: "regular", TT_TELEPORT: "regular", TT_WARD: "ward"}
 
 
 @dataclass
@@ -107,6 +116,13 @@ class FiveModelConfig:
     # with team_unit_table: the width of the hero's own pools over the units (all, enemies), from the team table and the
     # hero columns, that the replica layer reads beside the team's pools (the hero's view of what is near it)
     unit_hero_pool: int = 16
+    # The offsets as mutually exclusive parameters per kind of primary action (OFFSET_GROUPS), as in Five (app. F:
+    # "Similarly, the Offset parameter is split into Regular Offset, Caster Offset ... and Ward Placement Offset"),
+    # with move's apart: one pair of offset heads for all of them spends the head on where to walk, and a student's
+    # point spells then aim where it would walk (docs/results.md, "The offsets by kind of action"). Off by default: a
+    # module trained with one pair cannot load weights of the other without surgery (app.surgery turns it on, each
+    # group a copy of the one pair).
+    offset_groups: bool = False
 
     @classmethod
     def from_dict(cls, d: dict) -> "FiveModelConfig":
@@ -305,15 +321,18 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.unit_query = nn.Linear(h, cfg.action_embed)
         self.action_gate = nn.Embedding(self.n_action_ids, cfg.action_embed)  # the learned per-action mask of figure 18
         self.delay_head = nn.Linear(h, N_DELAYS)
-        self.offset_x_head = nn.Linear(h, N_OFFSETS)
-        self.offset_y_head = nn.Linear(h, N_OFFSETS)
+        self.n_offset_groups = len(OFFSET_GROUPS) if cfg.offset_groups else 1
+        self.offset_x_head = nn.Linear(h, self.n_offset_groups * N_OFFSETS)
+        self.offset_y_head = nn.Linear(h, self.n_offset_groups * N_OFFSETS)
         self.value_head = nn.Linear(h, 1)
         self.win_head = nn.Linear(h, 1)
-        self.action_dist_cls = FiveActionDistribution.make(self.n_primary, self.max_units)
+        self.action_dist_cls = FiveActionDistribution.make(self.n_primary, self.max_units, self.n_offset_groups)
         self.register_buffer("reads_unit_table", torch.tensor(TARGET_TYPE_READS_UNIT, dtype=torch.bool),
                              persistent=False)
         self.register_buffer("reads_offset_table", torch.tensor(TARGET_TYPE_READS_OFFSET, dtype=torch.bool),
                              persistent=False)
+        groups = [OFFSET_GROUPS.index(TARGET_TYPE_OFFSET_GROUP[t]) for t in range(len(TARGET_TYPE_READS_OFFSET))]
+        self.register_buffer("offset_group_table", torch.tensor(groups, dtype=torch.long), persistent=False)
         for k, w in _fingerprint_weights(sp, TEAM_ENCODER_KEYS).items():
             self.register_buffer(f"_fingerprint_{k}", w, persistent=False)
         if cfg.team_unit_table:
@@ -619,7 +638,13 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         per_action = torch.gather(umask, 1, kind.unsqueeze(-1).expand(-1, -1, umask.shape[-1]))
         unit = unit.masked_fill(~per_action, MASK_VALUE)
         offset_x, offset_y = self.offset_x_head(o), self.offset_y_head(o)
+        offset_group = None
+        if self.n_offset_groups > 1:  # (N, G, 9), and the group each primary action reads
+            offset_x = offset_x.unflatten(-1, (self.n_offset_groups, N_OFFSETS))
+            offset_y = offset_y.unflatten(-1, (self.n_offset_groups, N_OFFSETS))
+            offset_group = self.offset_group_table[tt]
+            offset_group[:, A_MOVE] = OFFSET_GROUP_MOVE
         if dire is not None:  # the offsets of the team's frame back into the map's
             offset_x, offset_y = flip_offsets(offset_x, dire), flip_offsets(offset_y, dire)
         return FiveActionDistribution.pack(primary, unit, self.delay_head(o), offset_x, offset_y,
-                                           reads_unit, self.reads_offset_table[tt])
+                                           reads_unit, self.reads_offset_table[tt], offset_group)

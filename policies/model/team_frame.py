@@ -86,5 +86,5 @@ def _turn_columns(x: torch.Tensor, rows: torch.Tensor, start: int, stop: int, po
 
 
 def flip_offsets(logits: torch.Tensor, dire: torch.Tensor) -> torch.Tensor:
-    """Offset logits (N, N_OFFSETS) of the team's frame -> the map's: a Dire row's reversed (offset i <-> -i)."""
-    return torch.where(dire.unsqueeze(-1), logits.flip(-1), logits)
+    """Offset logits (N, ..., N_OFFSETS) of the team's frame -> the map's: a Dire row's reversed (offset i <-> -i)."""
+    return torch.where(dire.reshape(*dire.shape, *(1,) * (logits.dim() - dire.dim())), logits.flip(-1), logits)

@@ -314,7 +314,10 @@ def _limited(stream, steps: int, deadline: float | None):
 def agreement(module, prepared: list[Prepared]) -> dict:
     """How often the module's most likely action matches the teacher's on these games, played from each game's start
     with the state carried: the primary action; all the parameters the teacher's primary reads together; recall,
-    support and predicted count per primary action; the value head's explained variance."""
+    support and predicted count per primary action, and for the primary actions that read offsets on some steps
+    ("offsets_support": a spell reads them for some heroes only) how often the module's most likely offsets under the
+    teacher's primary are the teacher's ("offsets_exact") or within one grid step on both axes ("offsets_within_1");
+    the value head's explained variance."""
     module.eval()
     seq_len = module.cfg.max_seq_len
     reads_unit = torch.as_tensor(TARGET_TYPE_READS_UNIT, dtype=torch.bool)
@@ -322,6 +325,8 @@ def agreement(module, prepared: list[Prepared]) -> dict:
     hits = np.zeros(N_PRIMARY)
     support = np.zeros(N_PRIMARY)
     predicted = np.zeros(N_PRIMARY)
+    # the steps whose teacher's primary reads offsets, and where the module's offsets under it are right
+    off_support, off_exact, off_near = np.zeros(N_PRIMARY), np.zeros(N_PRIMARY), np.zeros(N_PRIMARY)
     acc = {"primary": 0, "all": 0, "n": 0}
     values, targets = [], []
 
@@ -332,14 +337,21 @@ def agreement(module, prepared: list[Prepared]) -> dict:
         m = batch["mask"]
         tt = batch["obs"]["action_target_type"].long().gather(-1, lab["primary"].unsqueeze(-1)).squeeze(-1)
         ru, ro = reads_unit[tt], reads_offset[tt]
-        # the unit row given the teacher's primary (when the primary is right, it is the row play would use)
+        # the unit row and the offsets given the teacher's primary (when the primary is right, those play would use)
         unit = dist._unit_logits_of(lab["primary"]).argmax(-1)
+        ox, oy = (o.argmax(-1) for o in dist._offset_logits_of(lab["primary"]))
         ok_p = pred["primary"] == lab["primary"]
         ok_all = ok_p & (pred["delay"] == lab["delay"]) & (~ru | (unit == lab["target_unit"])) & (
             ~ro | ((pred["offset_x"] == lab["offset_x"]) & (pred["offset_y"] == lab["offset_y"])))
         acc["primary"] += int((ok_p & m).sum())
         acc["all"] += int((ok_all & m).sum())
         acc["n"] += int(m.sum())
+        dx, dy = (ox - lab["offset_x"]).abs(), (oy - lab["offset_y"]).abs()
+        read = m & ro
+        lo = lab["primary"][read].numpy()
+        off_support[:] += np.bincount(lo, minlength=N_PRIMARY)
+        off_exact[:] += np.bincount(lo, weights=((dx == 0) & (dy == 0))[read].numpy(), minlength=N_PRIMARY)
+        off_near[:] += np.bincount(lo, weights=((dx <= 1) & (dy <= 1))[read].numpy(), minlength=N_PRIMARY)
         lp, pp = lab["primary"][m].numpy(), pred["primary"][m].numpy()
         support[:] += np.bincount(lp, minlength=N_PRIMARY)
         predicted[:] += np.bincount(pp, minlength=N_PRIMARY)
@@ -357,5 +369,9 @@ def agreement(module, prepared: list[Prepared]) -> dict:
             "value_explained_variance": float(1 - np.var(g - v) / np.var(g)) if len(g) > 1 and np.var(g) > 0
             else None,
             "per_primary": {PRIMARY_NAMES[p]: {"support": int(support[p]), "predicted": int(predicted[p]),
-                                               "recall": float(hits[p] / support[p])}
+                                               "recall": float(hits[p] / support[p]),
+                                               **({"offsets_support": int(off_support[p]),
+                                                   "offsets_exact": float(off_exact[p] / off_support[p]),
+                                                   "offsets_within_1": float(off_near[p] / off_support[p])}
+                                                  if off_support[p] else {})}
                             for p in range(N_PRIMARY) if support[p] > 0}}

@@ -82,13 +82,13 @@ def sequence_outputs(module, obs: dict) -> dict:
         out = module.forward_train(batch)
         state = out[Columns.STATE_OUT]
         logits = out[Columns.ACTION_DIST_INPUTS]
-        n = logits.shape[:2]
-        split = dict(zip([name for name, _ in dist.input_layout()],
-                         logits.split([size for _, size in dist.input_layout()], -1)))
-        parts["primary"].append(split["primary"])
-        parts["unit"].append(split["unit"].reshape(*n, dist.n_primary, dist.max_units))
-        for k in ("delay", "offset_x", "offset_y"):
-            parts[k].append(split[k])
+        d = dist.from_logits(logits)
+        parts["primary"].append(d.primary)
+        parts["unit"].append(d.unit)
+        parts["delay"].append(d.delay)
+        # each primary action's offsets (..., P, 9): the same with one offset parameter or one per group
+        for k, v in zip(("offset_x", "offset_y"), d.offsets_by_primary()):
+            parts[k].append(v)
         parts["value"].append(module.compute_values(batch, embeddings=out[Columns.EMBEDDINGS]))
         parts["win_prob"].append(torch.sigmoid(out[WIN_LOGIT]))
     return {k: torch.cat(v, 1) for k, v in parts.items()}
@@ -100,7 +100,9 @@ def max_output_diff(old_module, new_module, old_obs: dict, new_obs: dict | None 
     a = sequence_outputs(old_module, old_obs)
     b = sequence_outputs(new_module, old_obs if new_obs is None else new_obs)
     p = a["primary"].shape[-1]
-    b["primary"], b["unit"] = b["primary"][..., :p], b["unit"][..., :p, :]
+    for k in ("unit", "offset_x", "offset_y"):
+        b[k] = b[k][..., :p, :]
+    b["primary"] = b["primary"][..., :p]
     diffs = {k: float((a[k].double() - b[k].double()).abs().max()) for k in OUTPUTS}
     diffs["all"] = max(diffs.values())
     diffs["observations"] = int(old_obs["global"].shape[0] * old_obs["global"].shape[1])

@@ -38,7 +38,7 @@ from moba.env.observation import (MINIMAP_N, N_ACTION_IDS, N_MINIMAP_CHANNELS, U
 from moba.game.constants import N_DELAYS, N_UNIT_TYPES
 from moba.game.heroes import HEROES
 from moba.game.items import ITEMS
-from policies.model.five_module import BOOL_FIELDS, CROSS_HERO_POOL_FRACTION, FiveModelConfig
+from policies.model.five_module import BOOL_FIELDS, CROSS_HERO_POOL_FRACTION, OFFSET_GROUPS, FiveModelConfig
 from policies.model.normalization import NORM_CLIP, NORM_EPS
 
 # the scale of new random weights, relative to the standard deviation of the old weights of the same tensor. App. B
@@ -51,7 +51,8 @@ WIDEN = "widen"
 ADD_OBS = "add observation features"
 REMOVE_OBS = "remove observation feature"
 ADD_ACTION = "add primary action"
-OPS = (ADD_OBS, REMOVE_OBS, WIDEN, ADD_ACTION)  # WIDEN ops are named "widen <model key>"
+SPLIT_OFFSETS = "split offsets"  # model.offset_groups false -> true: each new group's heads a copy of the one pair
+OPS = (ADD_OBS, REMOVE_OBS, WIDEN, ADD_ACTION, SPLIT_OFFSETS)  # WIDEN ops are named "widen <model key>"
 # the model keys surgery can widen: every width of FiveModelConfig (max_seq_len and the switches are no widths)
 WIDTH_KEYS = tuple(f.name for f in fields(FiveModelConfig) if f.name != "max_seq_len" and f.name not in BOOL_FIELDS)
 LSTM_GATES = ("i", "f", "g", "o")  # torch's gate order in weight_ih / weight_hh / biases
@@ -180,6 +181,10 @@ class NetworkShape:
         # a team unit table (FiveModelConfig.team_unit_table): the unit MLP reads the team's columns, the target
         # head's keys and the hero's own pools the hero columns
         hero_cols = set(UNIT_HERO_COLUMNS) if c.team_unit_table else set()
+        # the offset heads' rows: one pair, or one per group (FiveModelConfig.offset_groups), the first group's rows
+        # those of the one pair (surgery copies them into the others)
+        offsets = fixed("offset", N_OFFSETS) + (tuple((SPLIT_OFFSETS, g, j) for g in OFFSET_GROUPS[1:]
+                                                      for j in range(N_OFFSETS)) if c.offset_groups else ())
         unit_team = tuple(x for j, x in enumerate(obs("units")) if j not in hero_cols)
         unit_hero = tuple(x for j, x in enumerate(obs("units")) if j in hero_cols)
         layers = {  # name: (output labels, input labels)
@@ -201,8 +206,8 @@ class NetworkShape:
                              + ((units("unit_hero_pool", c.unit_hero_pool, "all")
                                  + units("unit_hero_pool", c.unit_hero_pool, "enemies")) if c.team_unit_table else ())),
             "action_query": (q, h), "unit_key": (q, units("unit_embed", c.unit_embed)), "unit_query": (q, h),
-            "delay_head": (fixed("delay", N_DELAYS), h), "offset_x_head": (fixed("offset", 9), h),
-            "offset_y_head": (fixed("offset", 9), h), "value_head": (fixed("value", 1), h),
+            "delay_head": (fixed("delay", N_DELAYS), h), "offset_x_head": (offsets, h),
+            "offset_y_head": (offsets, h), "value_head": (fixed("value", 1), h),
             "win_head": (fixed("win", 1), h),
         }
         for name, (rows, inputs) in layers.items():
@@ -262,6 +267,16 @@ def _fill(name: str, old: torch.Tensor, old_axes: tuple, new_axes: tuple, gen: t
     weights, biases and statistics."""
     shape = tuple(len(a) for a in new_axes)
     zeros = torch.zeros(shape, dtype=old.dtype)
+    if name.startswith(("offset_x_head.", "offset_y_head.")):
+        # split offsets: a new group's row (SPLIT_OFFSETS, group, j) is a copy of the one pair's row j (its new
+        # input columns of a widened LSTM stay 0 as in any head), so every group starts with the old logits
+        out = zeros.clone()
+        for i, label in enumerate(new_axes[0]):
+            if label[0] == SPLIT_OFFSETS:
+                row = old[label[2]]
+                out[i] = row if len(new_axes) == 1 else transplant(name, row, old_axes[1:], new_axes[1:],
+                                                                     zeros[i])
+        return out
     if len(new_axes) == 1 or name.startswith("norm."):
         return zeros
     scale = NEW_LSTM_WEIGHT_SCALE if name.startswith("lstm.") else NEW_WEIGHT_SCALE
@@ -307,6 +322,8 @@ def check_growth(old: NetworkShape, new: NetworkShape) -> None:
             raise SurgeryError(f"model.{key}: {oc[key]} -> {nc[key]} shrinks a layer; surgery only widens (allowed: "
                                f">= {oc[key]})")
     for key in BOOL_FIELDS:  # a switch changes what the weights compute, so no surgery can keep the function
+        if key == "offset_groups" and oc[key] <= nc[key]:  # but the offsets split into groups of copies do
+            continue
         if nc[key] != oc[key]:
             raise SurgeryError(f"model.{key}: {oc[key]} -> {nc[key]} changes what the network computes; surgery keeps "
                                f"it (allowed: {oc[key]})")
@@ -347,7 +364,8 @@ def plan(old: NetworkShape, new: NetworkShape) -> list[Change]:
         changed = sorted(k for k in set(old.model) | set(new.model) if old.model.get(k) != new.model.get(k))
         raise SurgeryError(f"the new config changes no weight (model keys changed: {changed or 'none'}): nothing for "
                            f"surgery to do; allowed changes: wider model.{{{','.join(WIDTH_KEYS)}}}, more "
-                           f"env.observation_groups, more env.constant_observations, added actions")
+                           f"env.observation_groups, more env.constant_observations, added actions, "
+                           f"model.offset_groups false -> true")
     return changes
 
 
@@ -450,6 +468,11 @@ def widen_lstm(state: dict, old: NetworkShape, lstm_size: int) -> tuple[dict, li
 def add_primary_action(state: dict, old: NetworkShape, count: int = 1) -> tuple[dict, list[Change]]:
     """`count` primary actions after the existing ones, each with a new action embedding id."""
     return apply(state, old, _replace(old, extra_actions=old.extra_actions + count))
+
+
+def split_offsets(state: dict, old: NetworkShape) -> tuple[dict, list[Change]]:
+    """One pair of offset heads per group of primary actions (model.offset_groups), each a copy of the one pair."""
+    return apply(state, old, _replace(old, model={**old.model, "offset_groups": True}))
 
 
 def _replace(shape: NetworkShape, model: dict | None = None, env: dict | None = None,

@@ -25,6 +25,9 @@ def check_same_layout(path: str, state: dict, expected: dict, checkpoint_model: 
     missing, extra = sorted(set(expected) - set(state)), sorted(set(state) - set(expected))
     shapes = [k for k in expected if k in state and np.shape(state[k]) != np.shape(expected[k])]
     if missing or extra or shapes:
+        if checkpoint_model is not None and run_model is not None:  # a key a module predates has its default value
+            defaults = asdict(FiveModelConfig())
+            checkpoint_model, run_model = {**defaults, **checkpoint_model}, {**defaults, **run_model}
         differ = sorted(k for k in (checkpoint_model or {}) if k in (run_model or {})
                         and checkpoint_model[k] != run_model[k])
         keys = "" if not differ else (

@@ -73,6 +73,18 @@ def test_a_checkpoint_of_another_layout_or_frame_is_refused_naming_the_key(ray_s
         algo.stop()
 
 
+def test_a_module_older_than_a_model_key_is_named_with_the_keys_default():
+    """A checkpoint written before model.offset_groups existed holds no such key: it had the default (one pair of
+    offset heads), and the refusal names the key with that value."""
+    from callbacks.init_weights import check_same_layout
+    old = {"offset_x_head.weight": np.zeros((9, 4)), "lstm.weight_hh_l0": np.zeros((16, 4))}
+    new = {"offset_x_head.weight": np.zeros((36, 4)), "lstm.weight_hh_l0": np.zeros((16, 4))}
+    with pytest.raises(ValueError, match=r"other shapes \['offset_x_head.weight'\]\); its model differs in "
+                                         r"offset_groups \(the checkpoint's False, this run's True\): set "
+                                         r"model.offset_groups=false"):
+        check_same_layout("ckpt", old, new, {"lstm_size": 4}, {"lstm_size": 4, "offset_groups": True})
+
+
 # ---- an agent as the teacher (policies/learning/kickstart.py)
 # ------------------------------------------------------------
 def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_annealed(ray_session, no_home_results):

@@ -143,6 +143,12 @@ def print_agreement(a: dict, title: str, out=None):
         offsets = (f" {r['offsets_support']:12d} {r['offsets_exact']:8.3f} {r['offsets_within_1']:8.3f}"
                    if "offsets_exact" in r else f" {'-':>12s} {'-':>8s} {'-':>8s}")
         print(f"  {name:24s} {r['support']:8d} {r['recall']:7.3f} {r['predicted']:9d}{offsets}", file=out)
+    for name, r in a["per_primary"].items():  # the directions of the offsets, where there are some (the moves)
+        n = sum(r.get("offsets_angle", {}).values())
+        if n:
+            shares = ", ".join(f"{k} {v / n:.3f}" for k, v in r["offsets_angle"].items())
+            print(f"  {name}: the angle (degrees) between the teacher's offset direction and the agent's, {n} steps: "
+                  f"{shares}", file=out)
 
 
 def print_report(report: dict, out=None):

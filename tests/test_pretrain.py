@@ -272,7 +272,9 @@ def test_teacher_agreement_compares_the_agent_with_its_teacher_on_the_agents_own
         if "offsets_exact" in r:
             assert 0.0 <= r["offsets_exact"] <= r["offsets_within_1"] <= 1.0
             assert 0 < r["offsets_support"] <= r["support"]
-    assert "offset steps" in text and "within 1" in text
+            assert sum(r["offsets_angle"].values()) <= r["offsets_support"]
+            assert list(r["offsets_angle"]) == ["0-1", "1-30", "30-60", "60-90", "90-180"]
+    assert "offset steps" in text and "within 1" in text and "move: the angle (degrees)" in text
 
 
 @pytest.mark.parametrize("args, message", [

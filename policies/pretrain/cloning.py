@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from ray.rllib.core.columns import Columns
 
-from moba.env.actions import ACTION_KEYS, N_PRIMARY, PRIMARY_NAMES
+from moba.env.actions import ACTION_KEYS, N_OFFSETS, N_PRIMARY, PRIMARY_NAMES
 from moba.game.abilities import TARGET_TYPE_READS_OFFSET, TARGET_TYPE_READS_UNIT
 from policies.learning.five_learner import AUX_WIN_COEFF
 from policies.learning.kickstart import MAX_CLASS_WEIGHT, primary_class_weights
@@ -56,6 +56,9 @@ CLASS_WEIGHT_POWER = 0.5  # class weight (f_max / f_c) ** power of the teacher's
 PREV_ACTION_NOISE = 0.5
 GRAD_CLIP = 5.0  # global gradient norm, as PPO's grad_clip (training/settings.PPOSettings)
 EVAL_LANES = 256  # lanes of the no-gradient passes (normalizer updates, agreement)
+# the agreement's bins of the angle between the teacher's offset direction and the module's, in degrees: the same,
+# a lane's angle, ..., the other way
+ANGLE_BINS = (0, 1, 30, 60, 90, 180)
 
 
 # ---- labels and targets ----------------------------------------------------------------------------------------------
@@ -316,8 +319,9 @@ def agreement(module, prepared: list[Prepared]) -> dict:
     with the state carried: the primary action; all the parameters the teacher's primary reads together; recall,
     support and predicted count per primary action, and for the primary actions that read offsets on some steps
     ("offsets_support": a spell reads them for some heroes only) how often the module's most likely offsets under the
-    teacher's primary are the teacher's ("offsets_exact") or within one grid step on both axes ("offsets_within_1");
-    the value head's explained variance."""
+    teacher's primary are the teacher's ("offsets_exact") or within one grid step on both axes ("offsets_within_1"),
+    and the angle between the two offsets' directions where neither is the centre ("offsets_angle": steps per
+    ANGLE_BINS bin, "0-1" the same direction); the value head's explained variance."""
     module.eval()
     seq_len = module.cfg.max_seq_len
     reads_unit = torch.as_tensor(TARGET_TYPE_READS_UNIT, dtype=torch.bool)
@@ -327,6 +331,8 @@ def agreement(module, prepared: list[Prepared]) -> dict:
     predicted = np.zeros(N_PRIMARY)
     # the steps whose teacher's primary reads offsets, and where the module's offsets under it are right
     off_support, off_exact, off_near = np.zeros(N_PRIMARY), np.zeros(N_PRIMARY), np.zeros(N_PRIMARY)
+    # the angle between the teacher's offset and the module's, where neither is the centre cell (a direction: the moves)
+    angles = np.zeros((N_PRIMARY, len(ANGLE_BINS) - 1))
     acc = {"primary": 0, "all": 0, "n": 0}
     values, targets = [], []
 
@@ -352,6 +358,12 @@ def agreement(module, prepared: list[Prepared]) -> dict:
         off_support[:] += np.bincount(lo, minlength=N_PRIMARY)
         off_exact[:] += np.bincount(lo, weights=((dx == 0) & (dy == 0))[read].numpy(), minlength=N_PRIMARY)
         off_near[:] += np.bincount(lo, weights=((dx <= 1) & (dy <= 1))[read].numpy(), minlength=N_PRIMARY)
+        c = N_OFFSETS // 2
+        tx, ty, sx, sy = (v[read].double() - c for v in (lab["offset_x"], lab["offset_y"], ox, oy))
+        both = ((tx != 0) | (ty != 0)) & ((sx != 0) | (sy != 0))
+        turn = torch.remainder(torch.atan2(ty, tx) - torch.atan2(sy, sx) + torch.pi, 2 * torch.pi) - torch.pi
+        deg = torch.rad2deg(turn.abs())[both].numpy()
+        np.add.at(angles, (lo[both.numpy()], np.digitize(deg, ANGLE_BINS[1:-1])), 1)
         lp, pp = lab["primary"][m].numpy(), pred["primary"][m].numpy()
         support[:] += np.bincount(lp, minlength=N_PRIMARY)
         predicted[:] += np.bincount(pp, minlength=N_PRIMARY)
@@ -372,6 +384,8 @@ def agreement(module, prepared: list[Prepared]) -> dict:
                                                "recall": float(hits[p] / support[p]),
                                                **({"offsets_support": int(off_support[p]),
                                                    "offsets_exact": float(off_exact[p] / off_support[p]),
-                                                   "offsets_within_1": float(off_near[p] / off_support[p])}
+                                                   "offsets_within_1": float(off_near[p] / off_support[p]),
+                                                   "offsets_angle": {f"{a}-{b}": int(n) for a, b, n in
+                                                                     zip(ANGLE_BINS[:-1], ANGLE_BINS[1:], angles[p])}}
                                                   if off_support[p] else {})}
                             for p in range(N_PRIMARY) if support[p] > 0}}

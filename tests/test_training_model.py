@@ -181,11 +181,11 @@ def action(p, d=0, u=0, x=4, y=4):
             "offset_x": torch.tensor([x]), "offset_y": torch.tensor([y])}
 
 
-def effective_actions():
+def effective_actions(reads_unit=READS_UNIT, reads_offset=READS_OFFSET):
     """Every distinct action: parameters a primary action does not read are fixed (they are ignored)."""
-    for p in range(P):
-        units = range(U) if READS_UNIT[p] else [0]
-        offs = range(9) if READS_OFFSET[p] else [4]
+    for p in range(len(reads_unit)):
+        units = range(U) if reads_unit[p] else [0]
+        offs = range(9) if reads_offset[p] else [4]
         for d, u, x, y in itertools.product(range(4), units, offs, offs):
             yield action(p, d, u, x, y)
 
@@ -373,14 +373,6 @@ def grouped_dist(seed=0, scale=1.0):
                                     G_READS_OFFSET[None], G_GROUP[None]))
 
 
-def grouped_actions():
-    for p in range(GP):
-        units = range(U) if G_READS_UNIT[p] else [0]
-        offs = range(9) if G_READS_OFFSET[p] else [4]
-        for d, u, x, y in itertools.product(range(4), units, offs, offs):
-            yield action(p, d, u, x, y)
-
-
 def test_grouped_offsets_round_trip_and_each_primary_reads_its_groups_logits():
     d = grouped_dist(seed=1)
     cls = type(d)
@@ -405,8 +397,8 @@ def test_grouped_offsets_round_trip_and_each_primary_reads_its_groups_logits():
 def test_grouped_offsets_entropy_and_kl_are_exact():
     """The entropy and the KL over every distinct action, with two groups of offsets read by two primary actions."""
     p, q = grouped_dist(seed=2), grouped_dist(seed=3)
-    lp = torch.cat([p.logp(a) for a in grouped_actions()])
-    lq = torch.cat([q.logp(a) for a in grouped_actions()])
+    lp = torch.cat([p.logp(a) for a in effective_actions(G_READS_UNIT, G_READS_OFFSET)])
+    lq = torch.cat([q.logp(a) for a in effective_actions(G_READS_UNIT, G_READS_OFFSET)])
     assert lp.exp().sum().item() == pytest.approx(1.0, abs=1e-9)
     assert p.entropy().item() == pytest.approx(-(lp.exp() * lp).sum().item(), abs=1e-9)
     assert p.kl(q).item() == pytest.approx((lp.exp() * (lp - lq)).sum().item(), abs=1e-9)

@@ -84,7 +84,7 @@ BOOL_FIELDS = ("team_frame", "team_unit_table", "offset_groups")  # FiveModelCon
 # scripted bot's offsets in 5v5) and points a direction to the grid's border, where a point spell aims at a unit
 OFFSET_GROUPS = ("move", "caster", "regular", "ward")
 OFFSET_GROUP_MOVE = OFFSET_GROUPS.index("move")
-TARGET_TYPE_OFFSET_GROUP = {TT_NO_TARGET: "caster", TT_POINT: "caster", TT_UNIT: "caster",  # the first two never read
+TARGET_TYPE_OFFSET_GROUP = {TT_NO_TARGET: "caster", TT_POINT: "caster", TT_UNIT: "caster",  # no target, unit: unread
                             TT_UNIT_OFFSET: "regular", TT_TELEPORT: "regular", TT_WARD: "ward"}
 
 

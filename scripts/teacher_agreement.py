@@ -10,7 +10,9 @@ training, in the mode's training env (``app.pretrain.imitation_env_config``: the
 play); the teacher labels every step of the agent's heroes in shadow from the game's start, as the online kickstart
 teacher does (``init.teacher``). Then the agent's most likely action is compared with the teacher's label on those
 states, the LSTM state carried (``policies.pretrain.cloning.agreement``): the primary action, all the parameters the
-teacher's primary reads together, and recall per primary action (the rare ones, abilities and items, decide fights).
+teacher's primary reads together, and recall per primary action (the rare ones, abilities and items, decide fights);
+for the primary actions that read offsets, the agent's offsets under the teacher's primary (exact, within one grid
+step) and the angle between the two directions (a move the other way is a decision, not the grid's rounding).
 Prints the games' results, the table, and a JSON line last.
 """
 from __future__ import annotations

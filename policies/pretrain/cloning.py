@@ -346,13 +346,14 @@ def agreement(module, prepared: list[Prepared]) -> dict:
         # the unit row and the offsets given the teacher's primary (when the primary is right, those play would use)
         unit = dist._unit_logits_of(lab["primary"]).argmax(-1)
         ox, oy = (o.argmax(-1) for o in dist._offset_logits_of(lab["primary"]))
+        dx, dy = (ox - lab["offset_x"]).abs(), (oy - lab["offset_y"]).abs()
         ok_p = pred["primary"] == lab["primary"]
+        # with the primary right, the offsets under the teacher's primary are those of the prediction
         ok_all = ok_p & (pred["delay"] == lab["delay"]) & (~ru | (unit == lab["target_unit"])) & (
-            ~ro | ((pred["offset_x"] == lab["offset_x"]) & (pred["offset_y"] == lab["offset_y"])))
+            ~ro | ((dx == 0) & (dy == 0)))
         acc["primary"] += int((ok_p & m).sum())
         acc["all"] += int((ok_all & m).sum())
         acc["n"] += int(m.sum())
-        dx, dy = (ox - lab["offset_x"]).abs(), (oy - lab["offset_y"]).abs()
         read = m & ro
         lo = lab["primary"][read].numpy()
         off_support[:] += np.bincount(lo, minlength=N_PRIMARY)

@@ -53,6 +53,8 @@ REMOVE_OBS = "remove observation feature"
 ADD_ACTION = "add primary action"
 SPLIT_OFFSETS = "split offsets"  # model.offset_groups false -> true: each new group's heads a copy of the one pair
 OPS = (ADD_OBS, REMOVE_OBS, WIDEN, ADD_ACTION, SPLIT_OFFSETS)  # WIDEN ops are named "widen <model key>"
+# the switches surgery can turn on (false -> true) keeping the function; the others change what the network computes
+SWITCHES_ON = ("offset_groups",)  # its new offset heads start as copies of the one pair (SPLIT_OFFSETS)
 # the model keys surgery can widen: every width of FiveModelConfig (max_seq_len and the switches are no widths)
 WIDTH_KEYS = tuple(f.name for f in fields(FiveModelConfig) if f.name != "max_seq_len" and f.name not in BOOL_FIELDS)
 LSTM_GATES = ("i", "f", "g", "o")  # torch's gate order in weight_ih / weight_hh / biases
@@ -322,7 +324,7 @@ def check_growth(old: NetworkShape, new: NetworkShape) -> None:
             raise SurgeryError(f"model.{key}: {oc[key]} -> {nc[key]} shrinks a layer; surgery only widens (allowed: "
                                f">= {oc[key]})")
     for key in BOOL_FIELDS:  # a switch changes what the weights compute, so no surgery can keep the function
-        if key == "offset_groups" and oc[key] <= nc[key]:  # but the offsets split into groups of copies do
+        if key in SWITCHES_ON and oc[key] <= nc[key]:
             continue
         if nc[key] != oc[key]:
             raise SurgeryError(f"model.{key}: {oc[key]} -> {nc[key]} changes what the network computes; surgery keeps "
@@ -365,7 +367,7 @@ def plan(old: NetworkShape, new: NetworkShape) -> list[Change]:
         raise SurgeryError(f"the new config changes no weight (model keys changed: {changed or 'none'}): nothing for "
                            f"surgery to do; allowed changes: wider model.{{{','.join(WIDTH_KEYS)}}}, more "
                            f"env.observation_groups, more env.constant_observations, added actions, "
-                           f"model.offset_groups false -> true")
+                           f"model.{{{','.join(SWITCHES_ON)}}} false -> true")
     return changes
 
 

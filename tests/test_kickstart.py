@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 from test_training_e2e import build_algo, tiny_smoke
 
 
@@ -234,6 +235,51 @@ def test_class_weights_weigh_the_rare_teacher_actions_up_and_power_0_is_the_plai
     assert weighted.counts[A_MOVE] == 4 and weighted.counts[A_ABILITY0] == 1
 
 
+def test_logit_adjusted_class_weights_keep_the_teachers_frequencies_as_the_optimum():
+    """Plain class weights pull the student's primary toward weight x frequency; scored on logits + log w, the same
+    weighted loss is minimized by the teacher's own frequencies, and its value is -log softmax(logits + log w)."""
+    from moba.env.actions import A_ABILITY0, A_ATTACK, A_MOVE, N_PRIMARY
+    from policies.learning.kickstart import TeacherClassWeights
+    freq = torch.zeros(N_PRIMARY)
+    freq[[A_MOVE, A_ATTACK, A_ABILITY0]] = torch.tensor([0.7, 0.25, 0.05])
+    labels = torch.zeros(1, 1000, 5, dtype=torch.long)
+    labels[0, :, 0] = torch.tensor([A_MOVE] * 700 + [A_ATTACK] * 250 + [A_ABILITY0] * 50)
+    mask = torch.ones(1, 1000, dtype=torch.bool)
+    legal = freq > 0
+    fitted = {}
+    for adjust in (False, True):
+        logits = torch.zeros(N_PRIMARY, requires_grad=True)
+        weights = TeacherClassWeights(0.5, logit_adjust=adjust)
+        opt = torch.optim.Adam([logits], lr=0.05)
+        for _ in range(1500):
+            masked = torch.where(legal, logits, torch.tensor(-1e9)).expand(1, 1000, -1)
+            nll = -F.log_softmax(masked, -1).gather(-1, labels[..., :1]).squeeze(-1)
+            loss = weights.loss(nll, labels, mask, masked)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        fitted[adjust] = F.softmax(torch.where(legal, logits, torch.tensor(-1e9)), -1).detach()
+    w = torch.tensor([1.0, (0.7 / 0.25) ** 0.5, (0.7 / 0.05) ** 0.5])  # move, attack, the cast
+    plain = freq[[A_MOVE, A_ATTACK, A_ABILITY0]] * w
+    assert torch.allclose(fitted[False][[A_MOVE, A_ATTACK, A_ABILITY0]], plain / plain.sum(), atol=2e-3)
+    assert torch.allclose(fitted[True][[A_MOVE, A_ATTACK, A_ABILITY0]], freq[[A_MOVE, A_ATTACK, A_ABILITY0]],
+                          atol=2e-3)
+    # the value on one step: the weighted -log softmax(logits + log w) of the label
+    logits = torch.randn(1, 1, N_PRIMARY)
+    one = torch.zeros(1, 1, 5, dtype=torch.long)
+    one[..., 0] = A_ABILITY0
+    weights = TeacherClassWeights(0.5, logit_adjust=True)
+    weights.counts[A_MOVE] = 100.0  # and the cast's own label: 100 to 1, weight 10
+    nll = -F.log_softmax(logits, -1)[..., A_ABILITY0]
+    log_w = torch.zeros(N_PRIMARY)
+    log_w[A_ABILITY0] = float(np.log(10.0))
+    expected = -F.log_softmax(logits + log_w, -1)[..., A_ABILITY0]
+    got = weights.loss(nll, one, torch.ones(1, 1, dtype=torch.bool), logits)
+    assert got.item() == pytest.approx(expected.item(), rel=1e-5)
+    with pytest.raises(ValueError, match="needs the student's primary_logits"):
+        weights.loss(nll, one, torch.ones(1, 1, dtype=torch.bool))
+
+
 def test_class_weights_need_an_agent_teacher(tmp_path):
     with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_weight_power': weighs the labels of an agent teacher"):
         saved_module(tmp_path / "clone", tiny_smoke())
@@ -243,3 +289,8 @@ def test_class_weights_need_an_agent_teacher(tmp_path):
         tiny_smoke(ppo__kickstart_class_weight_power=-1.0)
     assert tiny_smoke(ppo__kickstart_class_weight_power=0.5, init__teacher="scripted_3",
                       schedules__kickstart_coeff=1.0).ppo.kickstart_class_weight_power == 0.5
+    with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_logit_adjust': adjusts the logits by the class "
+                                         r"weights: needs ppo\.kickstart_class_weight_power > 0"):
+        tiny_smoke(ppo__kickstart_class_logit_adjust=True, init__teacher="scripted_3", schedules__kickstart_coeff=1.0)
+    with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_logit_adjust': must be bool"):
+        tiny_smoke(ppo__kickstart_class_logit_adjust="yes")

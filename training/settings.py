@@ -219,6 +219,11 @@ class PPOSettings(_Section):
     # after 2 hours (docs/results.md, 2026-12-07); in 1v1 power 0.5 raised that recall (run 5, 2026-11-24) and won
     # fewer games on points, a measure later found to charge every cast
     kickstart_class_weight_power: float = 0.0
+    # with those weights, the teacher's primary action scored on the student's logits plus log(weight) (logit
+    # adjustment, Menon et al., ICLR 2021): the rare labels keep their larger gradients, and the loss's optimum is the
+    # teacher's own frequencies again, where plain weights make it weight x frequency (the student then casts 2-2.5x
+    # as often as its teacher: docs/results.md, 2026-12-07). Not in Five. Needs kickstart_class_weight_power > 0
+    kickstart_class_logit_adjust: bool = False
     # the outcome term added to GAE's standardized advantages (policies/learning/advantages.py): this times the win
     # probability's temporal difference to the end of the chunk (1 or 0 at an outright win or loss, 0.5 at the time
     # limit), undiscounted. Not in Five (0: off); issue 29's credit for the finish beyond GAE's horizon. Needs the
@@ -305,6 +310,9 @@ class PPOSettings(_Section):
         w = ppo["kickstart_class_weight_power"]
         if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
             _bad(f"{key}.kickstart_class_weight_power", f"must be a number >= 0 (0: every step alike), got {w!r}")
+        if ppo["kickstart_class_logit_adjust"] and not w:
+            _bad(f"{key}.kickstart_class_logit_adjust", "adjusts the logits by the class weights: needs "
+                                                        f"{key}.kickstart_class_weight_power > 0, got {w!r}")
         if ppo["win_advantage_coeff"] < 0:
             _bad(f"{key}.win_advantage_coeff", f"must be >= 0 (0: off), got {ppo['win_advantage_coeff']}")
         c = ppo["dual_clip"]

@@ -83,18 +83,38 @@ def primary_class_weights(counts: np.ndarray, power: float, cap: float = MAX_CLA
 class TeacherClassWeights:
     """The agent teacher's loss with each step weighted by the class of the teacher's primary action
     (``ppo.kickstart_class_weight_power``; ``primary_class_weights``), the classes' frequencies counted over every
-    label this learner has trained on since it was built (a restored run counts again from its first update)."""
+    label this learner has trained on since it was built (a restored run counts again from its first update).
 
-    def __init__(self, power: float):
+    A weighted cross-entropy is minimized by a student whose primary action's probabilities are weight x the
+    teacher's frequencies: it takes the rare actions more often than its teacher. ``logit_adjust``
+    (``ppo.kickstart_class_logit_adjust``; Menon et al., ICLR 2021) scores the teacher's primary on the student's
+    logits plus log(weight): the same larger gradients on the rare labels, and the optimum back at the teacher's
+    frequencies, since softmax(logits + log w) proportional to w x frequency means softmax(logits) proportional to
+    the frequency."""
+
+    def __init__(self, power: float, logit_adjust: bool = False):
         self.power = float(power)
+        self.logit_adjust = bool(logit_adjust)
         self.counts = np.zeros(N_PRIMARY, np.float64)
 
-    def loss(self, nll: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def loss(self, nll: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
+             primary_logits: torch.Tensor | None = None) -> torch.Tensor:
         """The weighted mean of `nll` (per step, ``teacher_nll``) over the steps of `mask`; `labels`: the
-        TEACHER_ACTION column. ``power`` 0: the plain mean."""
+        TEACHER_ACTION column; `primary_logits` ([..., N_PRIMARY], the student's, masked): needed by
+        ``logit_adjust``, whose primary part is -log softmax(logits + log w) of the teacher's primary in the place of
+        -log softmax(logits). ``power`` 0: the plain mean."""
         if self.power <= 0:
             return nll[mask].sum() / mask.sum().clamp_min(1)
         primary = labels[..., ACTION_KEYS.index("primary")].long()
         self.counts += np.bincount(primary[mask].cpu().numpy(), minlength=N_PRIMARY)[:N_PRIMARY]
-        w = torch.as_tensor(primary_class_weights(self.counts, self.power), device=nll.device)[primary][mask]
+        weights = torch.as_tensor(primary_class_weights(self.counts, self.power), device=nll.device)
+        if self.logit_adjust:
+            if primary_logits is None:
+                raise ValueError("TeacherClassWeights(logit_adjust=True).loss needs the student's primary_logits")
+            log_w = weights.log().to(primary_logits.dtype)
+            # -log softmax(logits + log w)[y] - (-log softmax(logits)[y]): the two normalizers' difference minus
+            # log w[y]
+            nll = nll + (torch.logsumexp(primary_logits + log_w, -1) - torch.logsumexp(primary_logits, -1)
+                         - log_w[primary])
+        w = weights[primary][mask]
         return (w * nll[mask]).sum() / w.sum().clamp_min(1e-8)

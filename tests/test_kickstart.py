@@ -108,9 +108,11 @@ def test_an_agent_teacher_labels_mains_own_states_in_shadow_until_its_loss_is_an
             teacher = make_agent("scripted")
             teacher.reset([ep.agent_id])
             obs = ep.get_observations()
-            expected = np.stack([label(teacher.act({ep.agent_id: {k: v[t] for k, v in obs.items()}})[ep.agent_id])
-                                 for t in range(len(ep))])
+            expected = np.stack([label(teacher.act({ep.agent_id: {k: v[t] for k, v in obs.items()}})[ep.agent_id],
+                                       obs["action_mask"][t]) for t in range(len(ep))])
             np.testing.assert_array_equal(labels, expected)
+            # every label is an action the student can take there (a masked one is the no-op the env plays)
+            assert (obs["action_mask"][np.arange(len(ep)), labels[:, 0]] > 0).all()
             acted = np.stack([ep.get_actions()[k] for k in ACTION_KEYS], -1)
             assert (acted != labels).any()
             replayed += 1
@@ -233,6 +235,22 @@ def test_class_weights_weigh_the_rare_teacher_actions_up_and_power_0_is_the_plai
     weighted = TeacherClassWeights(1.0)  # the labels' counts: 4 moves, 1 cast: the cast weighs 4
     assert weighted.loss(nll, labels, mask).item() == pytest.approx((4 * 3.0 + 4 * 1.0) / 8)
     assert weighted.counts[A_MOVE] == 4 and weighted.counts[A_ABILITY0] == 1
+
+
+def test_a_teacher_label_the_mask_rules_out_is_the_noop_the_env_plays():
+    from moba.env.actions import A_ATTACK, A_MOVE, A_NOOP, N_PRIMARY
+    from policies.learning.kickstart import NOOP_LABEL, label
+    attack = {"primary": A_ATTACK, "delay": 2, "target_unit": 7, "offset_x": 4, "offset_y": 4}
+    stunned = np.zeros(N_PRIMARY, np.float32)
+    stunned[A_NOOP] = 1  # a stunned hero: only the no-op is legal
+    np.testing.assert_array_equal(label(attack, stunned), NOOP_LABEL)
+    free = stunned.copy()
+    free[[A_MOVE, A_ATTACK]] = 1
+    np.testing.assert_array_equal(label(attack, free), [A_ATTACK, 2, 7, 4, 4])
+    np.testing.assert_array_equal(label(attack), [A_ATTACK, 2, 7, 4, 4])  # no mask: as chosen
+    out = label(attack, stunned)
+    out[0] = A_MOVE
+    assert NOOP_LABEL[0] == A_NOOP  # a copy: the shared no-op label is never written through
 
 
 def test_logit_adjusted_class_weights_keep_the_teachers_frequencies_as_the_optimum():

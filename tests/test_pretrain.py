@@ -13,7 +13,7 @@ import yaml
 from ray.rllib.core.columns import Columns
 from test_training_model import TINY_MODEL, build_module, played_game
 
-from moba.env.actions import A_ATTACK, A_MOVE, ACTION_KEYS, N_PRIMARY, NOOP_ACTION
+from moba.env.actions import A_ATTACK, A_BUYBACK, A_MOVE, ACTION_KEYS, N_PRIMARY, NOOP_ACTION
 from moba.env.moba_env import MobaEnv
 from moba.env.reward_wrapper import PostprocessedRewardEnv
 from moba.game.abilities import UK_ATTACK
@@ -186,6 +186,27 @@ def test_the_teacher_labels_the_students_steps_in_shadow_from_the_games_start(be
     executed = t.obs["private_prev_action"][1:, 0]
     labels = t.actions[:-1].astype(executed.dtype)
     assert (executed == labels).all(axis=1).all() == (beta == 1.0)
+
+
+def test_a_teacher_action_the_mask_rules_out_is_recorded_as_the_noop_the_env_plays():
+    class MasklessTeacher:  # buys back while alive every other step (the scripted bot attacks while stunned)
+        def __init__(self, seed=0):
+            self.calls = 0
+
+        def reset(self, agent_ids=None):
+            pass
+
+        def act(self, observations):
+            self.calls += 1
+            return {a: {**NOOP_ACTION, "primary": A_BUYBACK if self.calls % 2 else A_MOVE, "offset_x": 2}
+                    for a in observations}
+
+    _, (t,) = play_games(tiny_env, [GamePlan(5, STUDENT, "noop")], MasklessTeacher,
+                         student=build_module(tiny_env()))
+    assert (t.obs["action_mask"][:, A_BUYBACK] == 0).all() and (t.obs["action_mask"][:, A_MOVE] > 0).all()
+    expected = np.tile([NOOP_ACTION[k] for k in ACTION_KEYS], (len(t), 1))
+    expected[1::2, 0], expected[1::2, ACTION_KEYS.index("offset_x")] = A_MOVE, 2
+    np.testing.assert_array_equal(t.actions, expected)
 
 
 def test_workers_play_the_same_games_as_one_process():

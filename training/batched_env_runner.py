@@ -467,7 +467,8 @@ class BatchedEnvRunner(MultiAgentEnvRunner):
             if g.teacher is not None:  # the kickstart's agent teacher, in shadow on "main"'s heroes
                 labels = g.teacher.act({a: g.obs[a] for a in g.main_agents}) if self._teacher_labels else {}
                 for a in g.main_agents:
-                    g.buf[a]["emo"][TEACHER_ACTION].append(label(labels[a]) if a in labels else NOOP_LABEL)
+                    g.buf[a]["emo"][TEACHER_ACTION].append(label(labels[a], g.obs[a]["action_mask"])
+                                                           if a in labels else NOOP_LABEL)
         self._agents_act(fixed, actions)
         guided = [g for g in games if g.guided]  # Jump-Start RL: the guide plays "main"'s heroes (after its forward)
         for mid, who in rows.items():

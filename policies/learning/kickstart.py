@@ -35,8 +35,14 @@ def agent_teacher(teacher) -> str | None:
     return teacher if isinstance(teacher, str) and teacher in AGENTS else None
 
 
-def label(action: dict) -> np.ndarray:
-    """An agent's action (a dict of ACTION_KEYS) as one TEACHER_ACTION row."""
+def label(action: dict, action_mask: np.ndarray | None = None) -> np.ndarray:
+    """An agent's action (a dict of ACTION_KEYS) as one TEACHER_ACTION row; with the state's ``action_mask``
+    (its observation's), a primary action the mask rules out is the no-op the env plays in its place
+    (moba/env/actions.py ``decode_team``). The scripted bot attacks a target its unit mask allows without reading the
+    primary mask, which is all zero while the hero is stunned: about 1% of its attacks in 5v5, which no student can
+    take (their log-probability is the masked logits')."""
+    if action_mask is not None and not action_mask[int(action["primary"])]:
+        return NOOP_LABEL.copy()
     return np.array([int(action[k]) for k in ACTION_KEYS], np.int64)
 
 

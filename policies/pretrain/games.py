@@ -33,12 +33,12 @@ import numpy as np
 import torch
 from scipy.signal import lfilter
 
-from moba.env.actions import ACTION_KEYS
 from moba.env.reward_wrapper import ReturnScaler
 from moba.game.constants import TEAM_NAMES, TICKS_PER_SECOND
 from moba.game.teams import DEFAULT_TIME_LIMIT_S, NO_WINNER, side_of_agent
 from policies.agents.by_name import make_agent
 from policies.agents.module_agent import ModuleAgent
+from policies.learning.kickstart import label
 from policies.league.series import end_with_parent
 
 TEACHER = "teacher"  # a side the teacher plays (recorded, its own actions as labels)
@@ -159,7 +159,7 @@ class _Game:
         for a in self.recorded:
             rec = self.steps[a]
             rec["obs"].append({k: np.asarray(v, self.dtypes[k]) for k, v in self.obs[a].items()})
-            rec["actions"].append([labels[a][k] for k in ACTION_KEYS])
+            rec["actions"].append(label(labels[a], self.obs[a]["action_mask"]))  # what the env plays
         self.obs, rewards, term, trunc, infos = self.env.step(actions)
         self.n += 1
         for a in self.env.possible_agents:

@@ -231,10 +231,26 @@ def test_class_weights_weigh_the_rare_teacher_actions_up_and_power_0_is_the_plai
     mask = torch.ones(2, 3, dtype=torch.bool)
     mask[1, 2] = False
     nll = torch.tensor([[3.0, 1.0, 1.0], [1.0, 1.0, 100.0]])
-    assert TeacherClassWeights(0.0).loss(nll, labels, mask).item() == pytest.approx(7.0 / 5)
+    assert TeacherClassWeights(0.0).loss({"primary": nll}, labels, mask).item() == pytest.approx(7.0 / 5)
     weighted = TeacherClassWeights(1.0)  # the labels' counts: 4 moves, 1 cast: the cast weighs 4
-    assert weighted.loss(nll, labels, mask).item() == pytest.approx((4 * 3.0 + 4 * 1.0) / 8)
+    assert weighted.loss({"primary": nll}, labels, mask).item() == pytest.approx((4 * 3.0 + 4 * 1.0) / 8)
     assert weighted.counts[A_MOVE] == 4 and weighted.counts[A_ABILITY0] == 1
+
+
+def test_class_weights_on_the_primary_alone_leave_the_parameter_heads_at_the_plain_mean():
+    from moba.env.actions import A_ABILITY0, A_MOVE
+    from policies.learning.kickstart import TeacherClassWeights
+    labels = torch.zeros(1, 5, 5, dtype=torch.long)
+    labels[0, :, 0] = torch.tensor([A_MOVE] * 4 + [A_ABILITY0])  # the cast weighs 4 at power 1
+    mask = torch.ones(1, 5, dtype=torch.bool)
+    by_head = {"primary": torch.tensor([[0.1, 0.1, 0.1, 0.1, 2.0]]),
+               "offsets": torch.tensor([[1.0, 1.0, 1.0, 1.0, 3.0]]), "unit": torch.zeros(1, 5)}
+    every = TeacherClassWeights(1.0, heads="all").loss(by_head, labels, mask)
+    assert every.item() == pytest.approx((4 * 1.1 + 4 * 5.0) / 8)  # the cast's offsets weigh 4 too
+    primary = TeacherClassWeights(1.0, heads="primary").loss(by_head, labels, mask)
+    assert primary.item() == pytest.approx((4 * 0.1 + 4 * 2.0) / 8 + (4 * 1.0 + 3.0) / 5)
+    with pytest.raises(ValueError, match=r"heads must be one of \['all', 'primary'\]"):
+        TeacherClassWeights(1.0, heads="offsets")
 
 
 def test_a_teacher_label_the_mask_rules_out_is_the_noop_the_env_plays():
@@ -272,7 +288,7 @@ def test_logit_adjusted_class_weights_keep_the_teachers_frequencies_as_the_optim
         for _ in range(1500):
             masked = torch.where(legal, logits, torch.tensor(-1e9)).expand(1, 1000, -1)
             nll = -F.log_softmax(masked, -1).gather(-1, labels[..., :1]).squeeze(-1)
-            loss = weights.loss(nll, labels, mask, masked)
+            loss = weights.loss({"primary": nll}, labels, mask, masked)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -292,10 +308,10 @@ def test_logit_adjusted_class_weights_keep_the_teachers_frequencies_as_the_optim
     log_w = torch.zeros(N_PRIMARY)
     log_w[A_ABILITY0] = float(np.log(10.0))
     expected = -F.log_softmax(logits + log_w, -1)[..., A_ABILITY0]
-    got = weights.loss(nll, one, torch.ones(1, 1, dtype=torch.bool), logits)
+    got = weights.loss({"primary": nll}, one, torch.ones(1, 1, dtype=torch.bool), logits)
     assert got.item() == pytest.approx(expected.item(), rel=1e-5)
     with pytest.raises(ValueError, match="needs the student's primary_logits"):
-        weights.loss(nll, one, torch.ones(1, 1, dtype=torch.bool))
+        weights.loss({"primary": nll}, one, torch.ones(1, 1, dtype=torch.bool))
 
 
 def test_class_weights_need_an_agent_teacher(tmp_path):
@@ -310,5 +326,10 @@ def test_class_weights_need_an_agent_teacher(tmp_path):
     with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_logit_adjust': adjusts the logits by the class "
                                          r"weights: needs ppo\.kickstart_class_weight_power > 0"):
         tiny_smoke(ppo__kickstart_class_logit_adjust=True, init__teacher="scripted_3", schedules__kickstart_coeff=1.0)
+    with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_weight_heads': must be one of \['all', 'primary'\]"):
+        tiny_smoke(ppo__kickstart_class_weight_heads="offsets")
+    with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_weight_heads': chooses what the class weights weigh"):
+        tiny_smoke(ppo__kickstart_class_weight_heads="primary", init__teacher="scripted_3",
+                   schedules__kickstart_coeff=1.0)
     with pytest.raises(ValueError, match=r"'ppo\.kickstart_class_logit_adjust': must be bool"):
         tiny_smoke(ppo__kickstart_class_logit_adjust="yes")

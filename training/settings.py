@@ -48,6 +48,7 @@ from policies.league.ratings import DEFAULT_TIME_LIMIT_OUTCOME, TIME_LIMIT_OUTCO
 from policies.league.references import references_outcome_rule
 from policies.league.start_stages import START_STAGES_PROMOTE_AT, START_STAGES_WINDOW
 from policies.learning.five_learner import AUX_WIN_COEFF, SETTINGS_KEY, TARGET_KL
+from policies.learning.kickstart import CLASS_WEIGHT_HEADS
 from policies.learning.self_imitation import SIL_VALUE_COEFF
 from policies.model.five_module import FiveModelConfig
 from training.schedules import ENV_GAME_SCHEDULED, SCHEDULED, Schedule, schedule_values
@@ -224,6 +225,10 @@ class PPOSettings(_Section):
     # teacher's own frequencies again, where plain weights make it weight x frequency (the student then casts 2-2.5x
     # as often as its teacher: docs/results.md, 2026-12-07). Not in Five. Needs kickstart_class_weight_power > 0
     kickstart_class_logit_adjust: bool = False
+    # what those weights weigh: "all", a step's whole -log-probability (the rare labels then take update share from the
+    # moves' offsets too: their part of the 5v5 kickstart KL rose under the weights, docs/results.md 2026-12-07);
+    # "primary", the primary action's part only, the parameter heads at the plain mean. Not in Five
+    kickstart_class_weight_heads: str = "all"
     # the outcome term added to GAE's standardized advantages (policies/learning/advantages.py): this times the win
     # probability's temporal difference to the end of the chunk (1 or 0 at an outright win or loss, 0.5 at the time
     # limit), undiscounted. Not in Five (0: off); issue 29's credit for the finish beyond GAE's horizon. Needs the
@@ -310,6 +315,12 @@ class PPOSettings(_Section):
         w = ppo["kickstart_class_weight_power"]
         if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
             _bad(f"{key}.kickstart_class_weight_power", f"must be a number >= 0 (0: every step alike), got {w!r}")
+        heads = ppo["kickstart_class_weight_heads"]
+        if heads not in CLASS_WEIGHT_HEADS:
+            _bad(f"{key}.kickstart_class_weight_heads", f"must be one of {list(CLASS_WEIGHT_HEADS)}, got {heads!r}")
+        if heads != "all" and not w:
+            _bad(f"{key}.kickstart_class_weight_heads", f"chooses what the class weights weigh: needs "
+                                                        f"{key}.kickstart_class_weight_power > 0, got {w!r}")
         if ppo["kickstart_class_logit_adjust"] and not w:
             _bad(f"{key}.kickstart_class_logit_adjust", "adjusts the logits by the class weights: needs "
                                                         f"{key}.kickstart_class_weight_power > 0, got {w!r}")

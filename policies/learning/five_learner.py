@@ -194,7 +194,8 @@ class FivePPOLearner(PPOTorchLearner):
         self._teacher_agent = agent_teacher(settings["init"]["teacher"])
         # its loss's steps weighted by the class of its primary action (ppo.kickstart_class_weight_power)
         self._teacher_weights = TeacherClassWeights(settings["ppo"]["kickstart_class_weight_power"],
-                                                    settings["ppo"]["kickstart_class_logit_adjust"])
+                                                    settings["ppo"]["kickstart_class_logit_adjust"],
+                                                    settings["ppo"]["kickstart_class_weight_heads"])
         teacher = None if self._teacher_agent else settings["init"]["teacher"]
         if teacher:
             from policies.league.references import load_module
@@ -688,7 +689,7 @@ class FivePPOLearner(PPOTorchLearner):
             by_head = teacher_nll_by_head(dist, batch[TEACHER_ACTION])
             nll = capped_nll(by_head)
             kickstart = steps.mean(nll)  # the metric: every step alike, whatever the loss's weights
-            loss = self._teacher_weights.loss(nll, batch[TEACHER_ACTION], steps.mask, dist.primary)
+            loss = self._teacher_weights.loss(by_head, batch[TEACHER_ACTION], steps.mask, dist.primary)
             teacher_action = label_action(batch[TEACHER_ACTION])
         agreement = diag.teacher_agreement(dist, teacher_action, steps.mask)
         self.metrics.log_dict({"kickstart_kl": kickstart.detach(), "kickstart_coeff": self._kickstart_coeff,

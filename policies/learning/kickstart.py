@@ -26,6 +26,7 @@ TEACHER_ACTION = "teacher_action"  # extra model output column: the teacher's ac
 TEACHER_NLL_CAP = 20.0
 NOOP_LABEL = np.array([NOOP_ACTION[k] for k in ACTION_KEYS], np.int64)  # the label while the loss is off
 MAX_CLASS_WEIGHT = 20.0  # the largest class weight of a primary action (behaviour cloning's and the kickstart's)
+CLASS_WEIGHT_HEADS = ("all", "primary")  # what the kickstart's class weights weigh (TeacherClassWeights.heads)
 
 
 def agent_teacher(teacher) -> str | None:
@@ -96,31 +97,48 @@ class TeacherClassWeights:
     (``ppo.kickstart_class_logit_adjust``; Menon et al., ICLR 2021) scores the teacher's primary on the student's
     logits plus log(weight): the same larger gradients on the rare labels, and the optimum back at the teacher's
     frequencies, since softmax(logits + log w) proportional to w x frequency means softmax(logits) proportional to
-    the frequency."""
+    the frequency.
 
-    def __init__(self, power: float, logit_adjust: bool = False):
+    ``heads`` (``ppo.kickstart_class_weight_heads``): "all" weighs a step's whole -log-probability, its parameters'
+    too, so that every rare label takes a share of the update from the common ones (the moves, whose offsets hold
+    most of the 5v5 kickstart KL); "primary" weighs the primary action's part only, and the parameter heads keep the
+    plain mean."""
+
+    def __init__(self, power: float, logit_adjust: bool = False, heads: str = "all"):
+        if heads not in CLASS_WEIGHT_HEADS:
+            raise ValueError(f"heads must be one of {list(CLASS_WEIGHT_HEADS)}, got {heads!r}")
         self.power = float(power)
         self.logit_adjust = bool(logit_adjust)
+        self.heads = heads
         self.counts = np.zeros(N_PRIMARY, np.float64)
 
-    def loss(self, nll: torch.Tensor, labels: torch.Tensor, mask: torch.Tensor,
+    def loss(self, by_head: dict, labels: torch.Tensor, mask: torch.Tensor,
              primary_logits: torch.Tensor | None = None) -> torch.Tensor:
-        """The weighted mean of `nll` (per step, ``teacher_nll``) over the steps of `mask`; `labels`: the
-        TEACHER_ACTION column; `primary_logits` ([..., N_PRIMARY], the student's, masked): needed by
-        ``logit_adjust``, whose primary part is -log softmax(logits + log w) of the teacher's primary in the place of
-        -log softmax(logits). ``power`` 0: the plain mean."""
+        """The loss over the steps of `mask` from each head's -log-probability of the teacher's choice (`by_head`,
+        ``teacher_nll_by_head``), each step's parts summed and capped at TEACHER_NLL_CAP: weighted by class as
+        ``heads`` says; `labels`: the TEACHER_ACTION column; `primary_logits` ([..., N_PRIMARY], the student's,
+        masked): needed by ``logit_adjust``, whose primary part is -log softmax(logits + log w) of the teacher's
+        primary in the place of -log softmax(logits). ``power`` 0: the plain mean of ``teacher_nll``."""
+        def mean(x, w=None):
+            return x[mask].sum() / mask.sum().clamp_min(1) if w is None else (w * x[mask]).sum() / w.sum().clamp_min(
+                1e-8)
+
         if self.power <= 0:
-            return nll[mask].sum() / mask.sum().clamp_min(1)
+            return mean(capped_nll(by_head))
         primary = labels[..., ACTION_KEYS.index("primary")].long()
         self.counts += np.bincount(primary[mask].cpu().numpy(), minlength=N_PRIMARY)[:N_PRIMARY]
-        weights = torch.as_tensor(primary_class_weights(self.counts, self.power), device=nll.device)
+        weights = torch.as_tensor(primary_class_weights(self.counts, self.power), device=primary.device)
+        primary_nll = by_head["primary"]
+        params_nll = sum(v for k, v in by_head.items() if k != "primary")
         if self.logit_adjust:
             if primary_logits is None:
                 raise ValueError("TeacherClassWeights(logit_adjust=True).loss needs the student's primary_logits")
             log_w = weights.log().to(primary_logits.dtype)
             # -log softmax(logits + log w)[y] - (-log softmax(logits)[y]): the two normalizers' difference minus
             # log w[y]
-            nll = nll + (torch.logsumexp(primary_logits + log_w, -1) - torch.logsumexp(primary_logits, -1)
-                         - log_w[primary])
+            primary_nll = primary_nll + (torch.logsumexp(primary_logits + log_w, -1)
+                                         - torch.logsumexp(primary_logits, -1) - log_w[primary])
         w = weights[primary][mask]
-        return (w * nll[mask]).sum() / w.sum().clamp_min(1e-8)
+        if self.heads == "all":
+            return mean((primary_nll + params_nll).clamp(max=TEACHER_NLL_CAP), w)
+        return mean(primary_nll.clamp(max=TEACHER_NLL_CAP), w) + mean(params_nll.clamp(max=TEACHER_NLL_CAP))

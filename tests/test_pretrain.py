@@ -307,3 +307,68 @@ def test_teacher_agreement_errors_name_the_option(tmp_path, capsys, args, messag
     from scripts import teacher_agreement
     assert teacher_agreement.main([str(tmp_path)] + args) == 2
     assert message in capsys.readouterr().err
+
+
+# ---- the teacher taking over one kind of decision (policies/pretrain/overrides.py, scripts/teacher_override.py) ----
+def test_override_rules_replace_one_kind_of_decision():
+    from moba.env.actions import A_ABILITY0, A_SALVE
+    from policies.pretrain.overrides import RULES, override
+    move = {**NOOP_ACTION, "primary": A_MOVE, "offset_x": 0, "offset_y": 8}
+    walk_back = {**NOOP_ACTION, "primary": A_MOVE, "offset_x": 8, "offset_y": 0}
+    cast = {**NOOP_ACTION, "primary": A_ABILITY0, "target_unit": 3}
+    salve = {**NOOP_ACTION, "primary": A_SALVE}
+    hit = {**NOOP_ACTION, "primary": A_ATTACK, "target_unit": 5}
+    assert override("none", move, cast) is move and override("all", move, cast) is cast
+    assert override("rare_teacher", move, cast) is cast and override("rare_teacher", salve, move) is salve
+    assert override("rare_student", salve, move) is move and override("rare_student", move, cast) is move
+    assert override("rare", salve, move) is move and override("rare", move, cast) is cast
+    assert override("rare", move, walk_back) is move
+    assert override("attack", move, hit) is hit and override("attack", hit, move) is move
+    assert override("move_offsets", move, walk_back) == {**move, "offset_x": 8, "offset_y": 0}
+    assert override("move_offsets", hit, walk_back) is hit
+    assert override("primary", move, walk_back) is move and override("primary", move, hit) is hit
+    assert set(RULES) == {"none", "all", "rare", "rare_teacher", "rare_student", "attack", "move_offsets", "primary"}
+    with pytest.raises(ValueError, match=r"GamePlan.override: unknown override rule 'casts'; allowed: \['none'"):
+        GamePlan(1, STUDENT, TEACHER, override="casts")
+
+
+def test_an_override_executes_the_teachers_action_and_counts_it():
+    module = build_module(tiny_env())
+    plans = [GamePlan(5, STUDENT, "noop", override="all"), GamePlan(5, STUDENT, "noop", override="none")]
+    summaries, trajs = play_games(tiny_env, plans, ShadowSpy, student=module)
+    taken, alone = summaries
+    assert taken["overridden"] == taken["steps"] and alone["overridden"] == 0
+    # the next observation's previous action is the executed one: the teacher's where it took over
+    executed = trajs[0].obs["private_prev_action"][1:, 0]
+    assert (executed == trajs[0].actions[:-1].astype(executed.dtype)).all()
+    assert not (trajs[1].obs["private_prev_action"][1:, 0] == trajs[1].actions[:-1]).all(axis=1).all()
+    for s in summaries:  # what each side destroyed, for the games' objective
+        assert set(s["objective"]) == set(TEAM_NAMES) and set(s["objective"]["radiant"]) == {"buildings", "kills"}
+
+
+def test_teacher_override_plays_each_rule_on_the_same_games(tiny_config, capsys):
+    from scripts import teacher_override
+    path = tiny_config / "agent"
+    build_module(MobaEnv({"mode": "1v1"})).save_to_path(str(path))
+    assert teacher_override.main([str(path), "--mode", "1v1", "--games", "2", "--teacher", "scripted",
+                                  "--rules", "none", "all", "rare_teacher"]) == 0
+    text = capsys.readouterr().out
+    last = json.loads(text.strip().splitlines()[-1])
+    assert list(last["rules"]) == ["none", "all", "rare_teacher"] and last["greedy"] is False
+    for row in last["rules"].values():
+        assert row["won"] + row["drawn"] + row["lost"] == row["games"] == 2
+        assert len(row["kills"]) == len(row["buildings"]) == 2
+    assert last["rules"]["none"]["overridden_share"] == 0.0 and last["rules"]["all"]["overridden_share"] == 1.0
+    assert 0.0 <= last["rules"]["rare_teacher"]["overridden_share"] < 1.0
+    assert "rare_teacher: won" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--rules", "none", "casts"], "--rules: unknown override rule 'casts'; allowed: ['none', 'all'"),
+    (["--mode", "3v3"], "--mode: must be one of"),
+    (["--games", "0"], "--games must be >= 1"),
+])
+def test_teacher_override_errors_name_the_option(tmp_path, capsys, args, message):
+    from scripts import teacher_override
+    assert teacher_override.main([str(tmp_path)] + args) == 2
+    assert message in capsys.readouterr().err

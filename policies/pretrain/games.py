@@ -39,6 +39,7 @@ from moba.game.teams import DEFAULT_TIME_LIMIT_S, NO_WINNER, side_of_agent
 from policies.agents.by_name import make_agent
 from policies.agents.module_agent import ModuleAgent
 from policies.learning.kickstart import label
+from policies.pretrain.overrides import check_rule, override
 from policies.league.series import end_with_parent
 
 TEACHER = "teacher"  # a side the teacher plays (recorded, its own actions as labels)
@@ -61,6 +62,12 @@ class GamePlan:
     source: str = TEACHER
     record: bool = True
     beta: float = 0.0
+    override: str = ""  # a rule of policies/pretrain/overrides.py: the teacher takes over one kind of the student's
+    # decisions (its labels are recorded as ever)
+
+    def __post_init__(self):
+        if self.override:
+            check_rule(self.override, "GamePlan.override")
 
     def side(self, side: str) -> str:
         return self.radiant if side == TEAM_NAMES[0] else self.dire
@@ -145,6 +152,7 @@ class _Game:
         self.rng = np.random.default_rng(plan.seed)
         self.raw_return = {s: 0.0 for s in TEAM_NAMES}
         self.n = 0
+        self.overridden = 0  # the student's hero-steps the plan's override executed another action for
 
     def step(self, student_actions: dict) -> bool:
         """Steps the game with the student's sampled actions (keyed by agent id); returns whether it ended."""
@@ -156,6 +164,11 @@ class _Game:
                 actions.update(acts)
             elif self.plan.beta > 0:
                 actions.update({a: acts[a] for a in self.ids[side] if self.rng.random() < self.plan.beta})
+            elif self.plan.override:
+                for a in self.ids[side]:
+                    executed = override(self.plan.override, actions[a], acts[a])
+                    self.overridden += executed is not actions[a]
+                    actions[a] = executed
         for a in self.recorded:
             rec = self.steps[a]
             rec["obs"].append({k: np.asarray(v, self.dtypes[k]) for k, v in self.obs[a].items()})
@@ -171,13 +184,14 @@ class _Game:
             self.winner = infos[self.env.possible_agents[0]]["winner"]
             self.truncated = bool(trunc["__all__"])
             self.game_time_s = float(infos[self.env.possible_agents[0]]["game_time_s"])
+            self.objective = infos[self.env.possible_agents[0]].get("objective")
         return self.done
 
     def result(self) -> tuple[dict, list[Trajectory]]:
         p = self.plan
         summary = {"seed": p.seed, "source": p.source, "radiant": p.radiant, "dire": p.dire, "winner": self.winner,
                    "truncated": self.truncated, "game_time_s": self.game_time_s, "steps": self.n,
-                   "raw_return": dict(self.raw_return)}
+                   "raw_return": dict(self.raw_return), "objective": self.objective, "overridden": self.overridden}
         trajs = []
         for a in self.recorded:
             rec = self.steps.pop(a)

@@ -1,0 +1,122 @@
+"""Which of a trained agent's decisions lose its games against its teacher: the agent plays the teacher, and the
+teacher, in shadow on the agent's heroes, takes over one kind of decision per rule.
+
+    python scripts/teacher_override.py CHECKPOINT [--mode 1v1|5v5] [--teacher scripted_3] [--games 30]
+        [--time-limit SECONDS] [--seed S] [--workers N] [--greedy] [--rules none all rare_teacher ...]
+
+CHECKPOINT is a run's checkpoint, an RLModule checkpoint or a shipped model (``models/X``). Every rule plays the same
+``--games`` games (seeds from ``--seed``, sides alternating) in the mode's training env
+(``app.pretrain.imitation_env_config``), the agent sampling its actions (``--greedy``: its most likely ones). The
+rules (``policies/pretrain/overrides.py``): "none" the agent alone, "all" the teacher alone (the mirror at these
+seeds and sides: the parity the agent is measured against), "rare_teacher" the teacher's casts and items at its own
+moments, "rare_student" the teacher's action where only the agent chose a cast or item, "rare" both, "attack" the
+teacher's action wherever either attacks, "move_offsets" the teacher's direction wherever both move, "primary" the
+teacher's action wherever the primary actions differ. A capped game is decided by the objective (buildings, then
+hero kills). Prints a row per rule (games won and lost, kills, buildings, the mean raw-reward margin, the share of
+the agent's hero-steps overridden) and a JSON line last.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import os
+import sys
+
+from moba.game.teams import MODES  # noqa: E402
+from training.cli import user_errors  # noqa: E402
+
+DEFAULT_TEACHER = "scripted_3"
+DEFAULT_RULES = ("none", "all", "rare_teacher", "rare_student", "attack", "move_offsets")
+SEED = 1_000_000  # the evaluations' seeds: the games `app.evaluate` plays against the same opponent
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("checkpoint", help="a run's checkpoint, an RLModule checkpoint or models/X (model:PATH or PATH)")
+    p.add_argument("--mode", default="5v5", help=f"one of {list(MODES)} (default 5v5)")
+    p.add_argument("--teacher", default=DEFAULT_TEACHER, help=f"an agent name (default {DEFAULT_TEACHER})")
+    p.add_argument("--games", type=int, default=30, help="games per rule (default 30)")
+    p.add_argument("--time-limit", type=float, default=0.0,
+                   help="game time limit in seconds (default: the mode config's evaluation time limit)")
+    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the first game (default {SEED})")
+    p.add_argument("--workers", type=int, default=0, help="processes playing the games (default 0: this one)")
+    p.add_argument("--greedy", action="store_true", help="the agent's most likely actions (default: sampled)")
+    p.add_argument("--rules", nargs="+", default=list(DEFAULT_RULES),
+                   help=f"override rules, in order (default {' '.join(DEFAULT_RULES)})")
+    return p.parse_args(argv)
+
+
+def rule_row(plans, summaries, heroes: int) -> dict:
+    """One rule's games from the agent's side: won / drawn / lost (a capped game by the objective), kills and
+    buildings for and against, the mean raw-reward margin, and the share of the agent's hero-steps (`heroes` a
+    side) that the rule overrode."""
+    import numpy as np
+
+    from moba.game.teams import TEAM_NAMES, enemy_side
+    from policies.league.ratings import DRAW, LIMIT_OBJECTIVE, WIN, game_score, objective_margin, team_margin
+    from policies.pretrain.games import STUDENT
+    row = {"games": len(plans), "won": 0, "drawn": 0, "lost": 0, "kills": [0, 0], "buildings": [0, 0]}
+    margins = []
+    for p, s in zip(plans, summaries):
+        side = TEAM_NAMES[0] if p.radiant == STUDENT else TEAM_NAMES[1]
+        margin = team_margin(side, s["raw_return"])
+        score = game_score(side, s["winner"], margin, LIMIT_OBJECTIVE, objective_margin(side, s["objective"]))
+        row["won" if score == WIN else "drawn" if score == DRAW else "lost"] += 1
+        for k in ("kills", "buildings"):
+            row[k] = [row[k][0] + s["objective"][side][k], row[k][1] + s["objective"][enemy_side(side)][k]]
+        margins.append(margin)
+    row["margin"] = float(np.mean(margins))
+    row["overridden_share"] = sum(s["overridden"] for s in summaries) / max(
+        sum(s["steps"] for s in summaries) * heroes, 1)
+    return row
+
+
+@user_errors
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    from policies.agents.by_name import AGENTS
+    from policies.league.references import checkpoint_path
+    from policies.pretrain.overrides import check_rule
+    if args.mode not in MODES:
+        raise ValueError(f"--mode: must be one of {list(MODES)}, got {args.mode!r}")
+    if args.teacher not in AGENTS:
+        raise ValueError(f"--teacher: unknown agent {args.teacher!r}; allowed: {sorted(AGENTS)}")
+    if args.games < 1 or args.time_limit < 0 or args.workers < 0:
+        raise ValueError("--games must be >= 1, --time-limit >= 0 and --workers >= 0")
+    for r in args.rules:
+        check_rule(r)
+    checkpoint_path(args.checkpoint, "CHECKPOINT")
+    import torch
+
+    from app import pretrain
+    from moba.game.teams import n_heroes
+    from training import run_config
+    from training.algorithm import make_training_env
+    from policies.agents.by_name import make_agent
+    from policies.pretrain.games import STUDENT, TEACHER, GamePlan, GameWorkers
+    from policies.pretrain.pipeline import sides
+    from policies.league.references import load_module
+    torch.set_num_threads(1)
+    module = load_module(args.checkpoint, "CHECKPOINT")
+    cfg = run_config.load(os.path.join(pretrain.REPO, pretrain.MODE_CONFIGS[args.mode]))
+    env_config = pretrain.imitation_env_config(cfg, args.seed)
+    env_config["time_limit_s"] = args.time_limit or cfg.evaluation.time_limit_s
+    rows = {}
+    with GameWorkers(args.workers) as workers:
+        for rule in args.rules:
+            plans = [GamePlan(args.seed + k, *sides(STUDENT, TEACHER, k), source="override", override=rule)
+                     for k in range(args.games)]
+            summaries, _ = workers.play(functools.partial(make_training_env, env_config), plans,
+                                        functools.partial(make_agent, args.teacher), module, not args.greedy)
+            rows[rule] = r = rule_row(plans, summaries, n_heroes(args.mode) // 2)
+            print(f"{rule:>13}: won {r['won']:3d}, drawn {r['drawn']:3d}, lost {r['lost']:3d} of {r['games']}; "
+                  f"kills {r['kills'][0]}-{r['kills'][1]}, buildings {r['buildings'][0]}-{r['buildings'][1]}; "
+                  f"margin {r['margin']:+.1f}; overridden {r['overridden_share']:.4f} of the hero-steps", flush=True)
+    print(json.dumps({"checkpoint": args.checkpoint, "mode": args.mode, "teacher": args.teacher,
+                      "greedy": args.greedy, "games": args.games, "seed": args.seed, "rules": rows}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -197,6 +197,48 @@ def imitation_env_config(cfg, seed: int) -> dict:
             "randomize": {**cfg.env.get("randomize", {}), "first_game_length": False}}
 
 
+PROBE_TEACHER = "scripted_3"  # the teacher of scripts/teacher_agreement.py and scripts/teacher_override.py
+
+
+def add_probe_args(p: argparse.ArgumentParser, mode: str, games: int, seed: int, games_help: str):
+    """The options of a probe that plays a checkpoint against its teacher (``teacher_probe``), with the script's
+    defaults of --mode, --games and --seed."""
+    p.add_argument("checkpoint", help="a run's checkpoint, an RLModule checkpoint or models/X (model:PATH or PATH)")
+    p.add_argument("--mode", default=mode, help=f"one of {list(MODES)} (default {mode})")
+    p.add_argument("--teacher", default=PROBE_TEACHER, help=f"an agent name (default {PROBE_TEACHER})")
+    p.add_argument("--games", type=int, default=games, help=f"{games_help} (default {games})")
+    p.add_argument("--time-limit", type=float, default=0.0,
+                   help="game time limit in seconds (default: the mode config's evaluation time limit)")
+    p.add_argument("--seed", type=int, default=seed, help=f"seed of the first game (default {seed})")
+    p.add_argument("--workers", type=int, default=0, help="processes playing the games (default 0: this one)")
+
+
+def teacher_probe(args):
+    """(module, run config, env config) of a probe that plays a checkpoint against its teacher
+    (scripts/teacher_agreement.py, scripts/teacher_override.py): `args` with checkpoint, mode, teacher, games,
+    time_limit, seed and workers, checked first (a ValueError naming the option); the mode config's imitation env at
+    ``args.seed``, its time limit ``args.time_limit`` or the config's evaluation one."""
+    from policies.agents.by_name import AGENTS
+    from policies.league.references import checkpoint_path
+    if args.mode not in MODES:
+        raise ValueError(f"--mode: must be one of {list(MODES)}, got {args.mode!r}")
+    if args.teacher not in AGENTS:  # the teacher labels states: a scripted agent, by name
+        raise ValueError(f"--teacher: unknown agent {args.teacher!r}; allowed: {sorted(AGENTS)}")
+    if args.games < 1 or args.time_limit < 0 or args.workers < 0:
+        raise ValueError("--games must be >= 1, --time-limit >= 0 and --workers >= 0")
+    checkpoint_path(args.checkpoint, "CHECKPOINT")
+    import torch
+
+    from training import run_config
+    from policies.league.references import load_module
+    torch.set_num_threads(1)
+    module = load_module(args.checkpoint, "CHECKPOINT")
+    cfg = run_config.load(os.path.join(REPO, MODE_CONFIGS[args.mode]))
+    env_config = imitation_env_config(cfg, args.seed)
+    env_config["time_limit_s"] = args.time_limit or cfg.evaluation.time_limit_s
+    return module, cfg, env_config
+
+
 @user_errors
 def main(argv=None) -> int:
     args = parse_args(argv)

@@ -20,27 +20,18 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import sys
 
-from moba.game.teams import MODES  # noqa: E402
 from training.cli import user_errors  # noqa: E402
 
-DEFAULT_TEACHER = "scripted_3"
 DEFAULT_RULES = ("none", "all", "rare_teacher", "rare_student", "attack", "move_offsets")
 SEED = 1_000_000  # the evaluations' seeds: the games `app.evaluate` plays against the same opponent
 
 
 def parse_args(argv=None):
+    from app import pretrain
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("checkpoint", help="a run's checkpoint, an RLModule checkpoint or models/X (model:PATH or PATH)")
-    p.add_argument("--mode", default="5v5", help=f"one of {list(MODES)} (default 5v5)")
-    p.add_argument("--teacher", default=DEFAULT_TEACHER, help=f"an agent name (default {DEFAULT_TEACHER})")
-    p.add_argument("--games", type=int, default=30, help="games per rule (default 30)")
-    p.add_argument("--time-limit", type=float, default=0.0,
-                   help="game time limit in seconds (default: the mode config's evaluation time limit)")
-    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the first game (default {SEED})")
-    p.add_argument("--workers", type=int, default=0, help="processes playing the games (default 0: this one)")
+    pretrain.add_probe_args(p, "5v5", 30, SEED, "games per rule")
     p.add_argument("--greedy", action="store_true", help="the agent's most likely actions (default: sampled)")
     p.add_argument("--rules", nargs="+", default=list(DEFAULT_RULES),
                    help=f"override rules, in order (default {' '.join(DEFAULT_RULES)})")
@@ -75,33 +66,16 @@ def rule_row(plans, summaries, heroes: int) -> dict:
 @user_errors
 def main(argv=None) -> int:
     args = parse_args(argv)
-    from policies.agents.by_name import AGENTS
-    from policies.league.references import checkpoint_path
     from policies.pretrain.overrides import check_rule
-    if args.mode not in MODES:
-        raise ValueError(f"--mode: must be one of {list(MODES)}, got {args.mode!r}")
-    if args.teacher not in AGENTS:
-        raise ValueError(f"--teacher: unknown agent {args.teacher!r}; allowed: {sorted(AGENTS)}")
-    if args.games < 1 or args.time_limit < 0 or args.workers < 0:
-        raise ValueError("--games must be >= 1, --time-limit >= 0 and --workers >= 0")
     for r in args.rules:
         check_rule(r)
-    checkpoint_path(args.checkpoint, "CHECKPOINT")
-    import torch
-
     from app import pretrain
     from moba.game.teams import n_heroes
-    from training import run_config
     from training.algorithm import make_training_env
     from policies.agents.by_name import make_agent
     from policies.pretrain.games import STUDENT, TEACHER, GamePlan, GameWorkers
     from policies.pretrain.pipeline import sides
-    from policies.league.references import load_module
-    torch.set_num_threads(1)
-    module = load_module(args.checkpoint, "CHECKPOINT")
-    cfg = run_config.load(os.path.join(pretrain.REPO, pretrain.MODE_CONFIGS[args.mode]))
-    env_config = pretrain.imitation_env_config(cfg, args.seed)
-    env_config["time_limit_s"] = args.time_limit or cfg.evaluation.time_limit_s
+    module, _, env_config = pretrain.teacher_probe(args)
     rows = {}
     with GameWorkers(args.workers) as workers:
         for rule in args.rules:

@@ -330,6 +330,8 @@ def test_override_rules_replace_one_kind_of_decision():
     assert set(RULES) == {"none", "all", "rare", "rare_teacher", "rare_student", "attack", "move_offsets", "primary"}
     with pytest.raises(ValueError, match=r"GamePlan.override: unknown override rule 'casts'; allowed: \['none'"):
         GamePlan(1, STUDENT, TEACHER, override="casts")
+    with pytest.raises(ValueError, match="beta .* and override .* each choose the executed actions; give one"):
+        GamePlan(1, STUDENT, TEACHER, beta=0.5, override="rare")
 
 
 def test_an_override_executes_the_teachers_action_and_counts_it():

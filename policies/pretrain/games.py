@@ -6,7 +6,8 @@
   teacher runs in shadow on the student's observations from the game's start (so that a stateful teacher's memory
   follows the game) and labels every student step. With probability ``beta`` a step executes the teacher's action
   instead of the student's (the DAgger mixture); the label is the teacher's either way. Only the student's heroes are
-  recorded (a teacher opponent's steps are not the student's states).
+  recorded (a teacher opponent's steps are not the student's states). ``override`` instead hands one kind of the
+  student's decisions to the teacher (``policies/pretrain/overrides.py``): which gap loses the student's games.
 - Check games: the student against an agent, nothing recorded (win rates).
 
 Games run in the training env (a callable ``make_env``: ``training.algorithm.make_training_env`` with the run's
@@ -68,6 +69,9 @@ class GamePlan:
     def __post_init__(self):
         if self.override:
             check_rule(self.override, "GamePlan.override")
+            if self.beta > 0:
+                raise ValueError("GamePlan: beta (the DAgger mixture) and override (one kind of decision) each choose "
+                                 f"the executed actions; give one, got beta {self.beta} and override {self.override!r}")
 
     def side(self, side: str) -> str:
         return self.radiant if side == TEAM_NAMES[0] else self.dire

@@ -119,9 +119,10 @@ class TeacherClassWeights:
         ``heads`` says; `labels`: the TEACHER_ACTION column; `primary_logits` ([..., N_PRIMARY], the student's,
         masked): needed by ``logit_adjust``, whose primary part is -log softmax(logits + log w) of the teacher's
         primary in the place of -log softmax(logits). ``power`` 0: the plain mean of ``teacher_nll``."""
-        def mean(x, w=None):
-            return x[mask].sum() / mask.sum().clamp_min(1) if w is None else (w * x[mask]).sum() / w.sum().clamp_min(
-                1e-8)
+        def mean(x, w=None):  # over the steps of `mask`; `w`: their weights
+            if w is None:
+                return x[mask].sum() / mask.sum().clamp_min(1)
+            return (w * x[mask]).sum() / w.sum().clamp_min(1e-8)
 
         if self.power <= 0:
             return mean(capped_nll(by_head))

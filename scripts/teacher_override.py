@@ -3,6 +3,7 @@ teacher, in shadow on the agent's heroes, takes over one kind of decision per ru
 
     python scripts/teacher_override.py CHECKPOINT [--mode 1v1|5v5] [--teacher scripted_3] [--games 30]
         [--time-limit SECONDS] [--seed S] [--workers N] [--greedy] [--rules none all rare_teacher ...]
+        [--primary-bias NAME=LOGIT ...]
 
 CHECKPOINT is a run's checkpoint, an RLModule checkpoint or a shipped model (``models/X``). Every rule plays the same
 ``--games`` games (seeds from ``--seed``, sides alternating) in the mode's training env
@@ -12,7 +13,10 @@ seeds and sides: the parity the agent is measured against), "rare_teacher" the t
 moments, "rare_student" the teacher's action where only the agent chose a cast or item, "rare" both, "attack" the
 teacher's action wherever either attacks, "move_offsets" the teacher's direction wherever both move, "primary" the
 teacher's action wherever the primary actions differ. A capped game is decided by the objective (buildings, then
-hero kills). Prints a row per rule (games won and lost, kills, buildings, the mean raw-reward margin, the share of
+hero kills). ``--primary-bias`` adds a constant to the agent's logits of the named primary actions before each draw
+(``ModuleAgent``'s decode-time prior; a name of ``moba.env.actions.PRIMARY_NAMES``, or "rare" for every cast, item,
+buyback and shrine action), e.g. ``--primary-bias rare=-0.7`` halves the odds of the rare actions against the others.
+Prints a row per rule (games won and lost, kills, buildings, the mean raw-reward margin, the share of
 the agent's hero-steps overridden) and a JSON line last.
 """
 from __future__ import annotations
@@ -35,7 +39,36 @@ def parse_args(argv=None):
     p.add_argument("--greedy", action="store_true", help="the agent's most likely actions (default: sampled)")
     p.add_argument("--rules", nargs="+", default=list(DEFAULT_RULES),
                    help=f"override rules, in order (default {' '.join(DEFAULT_RULES)})")
+    p.add_argument("--primary-bias", nargs="+", default=[], metavar="NAME=LOGIT",
+                   help="added to the agent's logits of these primary actions (a name, or rare: the casts, items, "
+                        "buyback and shrine); default none")
     return p.parse_args(argv)
+
+
+def primary_bias(items: list[str]):
+    """--primary-bias's NAME=LOGIT items as (N_PRIMARY,) logits, or None when there are none; a ValueError names the
+    item and the allowed names."""
+    import numpy as np
+
+    from moba.env.actions import N_PRIMARY, PRIMARY_NAMES
+    from policies.pretrain.overrides import RARE_PRIMARIES
+    if not items:
+        return None
+    bias = np.zeros(N_PRIMARY, np.float32)
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            logit = float(value)
+        except ValueError:
+            raise ValueError(f"--primary-bias: {item!r} must be NAME=LOGIT with a number") from None
+        if name == "rare":
+            bias[sorted(RARE_PRIMARIES)] += logit
+        elif name in PRIMARY_NAMES:
+            bias[PRIMARY_NAMES.index(name)] += logit
+        else:
+            raise ValueError(f"--primary-bias: unknown primary action {name!r}; allowed: rare, "
+                             f"{', '.join(PRIMARY_NAMES)}")
+    return bias
 
 
 def rule_row(plans, summaries, heroes: int) -> dict:
@@ -69,6 +102,7 @@ def main(argv=None) -> int:
     from policies.pretrain.overrides import check_rule
     for r in args.rules:
         check_rule(r)
+    bias = primary_bias(args.primary_bias)
     from app import pretrain
     from moba.game.teams import n_heroes
     from training.algorithm import make_training_env
@@ -82,13 +116,15 @@ def main(argv=None) -> int:
             plans = [GamePlan(args.seed + k, *sides(STUDENT, TEACHER, k), source="override", override=rule)
                      for k in range(args.games)]
             summaries, _ = workers.play(functools.partial(make_training_env, env_config), plans,
-                                        functools.partial(make_agent, args.teacher), module, not args.greedy)
+                                        functools.partial(make_agent, args.teacher), module, not args.greedy,
+                                        primary_bias=bias)
             rows[rule] = r = rule_row(plans, summaries, n_heroes(args.mode) // 2)
             print(f"{rule:>13}: won {r['won']:3d}, drawn {r['drawn']:3d}, lost {r['lost']:3d} of {r['games']}; "
                   f"kills {r['kills'][0]}-{r['kills'][1]}, buildings {r['buildings'][0]}-{r['buildings'][1]}; "
                   f"margin {r['margin']:+.1f}; overridden {r['overridden_share']:.4f} of the hero-steps", flush=True)
     print(json.dumps({"checkpoint": args.checkpoint, "mode": args.mode, "teacher": args.teacher,
-                      "greedy": args.greedy, "games": args.games, "seed": args.seed, "rules": rows}))
+                      "greedy": args.greedy, "primary_bias": args.primary_bias, "games": args.games,
+                      "seed": args.seed, "rules": rows}))
     return 0
 
 

@@ -61,3 +61,39 @@ def test_agents_of_one_module_act_together_as_each_would_alone():
                                [d["win_prob"] for d in a1.decisions.values()], atol=1e-5)
     with pytest.raises(ValueError, match="same module with the same explore"):
         ModuleAgent.act_together([alone[0], ModuleAgent(module, explore=True)], seen[:2])
+
+
+def test_a_primary_bias_shifts_the_primary_logits_before_the_draw():
+    """ModuleAgent's decode-time prior (scripts/teacher_override.py --primary-bias): added to the primary logits of
+    every row, sampled or greedy; masked actions stay masked; a zero bias changes nothing."""
+    import numpy as np
+    import pytest
+
+    from moba.env.actions import A_MOVE, N_PRIMARY
+    env, observations = played_game("1v1", steps=30)
+    module = build_module(env)
+    plain = ModuleAgent(module)
+    assert actions_of(ModuleAgent(module, primary_bias=np.zeros(N_PRIMARY)), observations) == actions_of(
+        plain, observations)
+    bias = np.zeros(N_PRIMARY, np.float32)
+    bias[A_MOVE] = 3.0
+    shifted = ModuleAgent(module, primary_bias=bias)
+    shifted.reset(["radiant_0"])
+    plain.reset(["radiant_0"])
+    legal_move = []
+    for obs in observations:
+        moved = shifted.act({"radiant_0": obs["radiant_0"]})["radiant_0"]
+        plain.act({"radiant_0": obs["radiant_0"]})
+        np.testing.assert_allclose(shifted.dist.primary - plain.dist.primary, np.broadcast_to(bias, (1, N_PRIMARY)),
+                                   atol=1e-4)
+        legal_move.append(bool(obs["radiant_0"]["action_mask"][A_MOVE]))
+        if not legal_move[-1]:
+            assert moved["primary"] != A_MOVE  # a masked action stays masked whatever the bias
+    # +100 on move: the greedy primary is move wherever it is legal
+    big = ModuleAgent(module, primary_bias=np.where(np.arange(N_PRIMARY) == A_MOVE, 100.0, 0.0))
+    moves = [a["primary"] == A_MOVE for a in actions_of(big, observations)]
+    assert moves == legal_move and any(moves)
+    with pytest.raises(ValueError, match=f"primary_bias must hold {N_PRIMARY} logits, one per primary action"):
+        ModuleAgent(module, primary_bias=[1.0, 2.0])
+    with pytest.raises(ValueError, match="same explore and primary_bias"):
+        ModuleAgent.act_together([ModuleAgent(module), big], [observations[0], observations[0]])

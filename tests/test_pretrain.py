@@ -353,10 +353,11 @@ def test_teacher_override_plays_each_rule_on_the_same_games(tiny_config, capsys)
     path = tiny_config / "agent"
     build_module(MobaEnv({"mode": "1v1"})).save_to_path(str(path))
     assert teacher_override.main([str(path), "--mode", "1v1", "--games", "2", "--teacher", "scripted",
-                                  "--rules", "none", "all", "rare_teacher"]) == 0
+                                  "--rules", "none", "all", "rare_teacher", "--primary-bias", "rare=-0.7"]) == 0
     text = capsys.readouterr().out
     last = json.loads(text.strip().splitlines()[-1])
     assert list(last["rules"]) == ["none", "all", "rare_teacher"] and last["greedy"] is False
+    assert last["primary_bias"] == ["rare=-0.7"]
     for row in last["rules"].values():
         assert row["won"] + row["drawn"] + row["lost"] == row["games"] == 2
         assert len(row["kills"]) == len(row["buildings"]) == 2
@@ -369,8 +370,23 @@ def test_teacher_override_plays_each_rule_on_the_same_games(tiny_config, capsys)
     (["--rules", "none", "casts"], "--rules: unknown override rule 'casts'; allowed: ['none', 'all'"),
     (["--mode", "3v3"], "--mode: must be one of"),
     (["--games", "0"], "--games must be >= 1"),
+    (["--primary-bias", "cast=-1"], "--primary-bias: unknown primary action 'cast'; allowed: rare, noop, move"),
+    (["--primary-bias", "rare"], "--primary-bias: 'rare' must be NAME=LOGIT with a number"),
 ])
 def test_teacher_override_errors_name_the_option(tmp_path, capsys, args, message):
     from scripts import teacher_override
     assert teacher_override.main([str(tmp_path)] + args) == 2
     assert message in capsys.readouterr().err
+
+
+def test_primary_bias_items_become_logits_per_primary_action():
+    from moba.env.actions import A_ABILITY0, A_ATTACK, A_MOVE, N_PRIMARY
+    from policies.pretrain.overrides import RARE_PRIMARIES
+    from scripts.teacher_override import primary_bias
+    assert primary_bias([]) is None
+    bias = primary_bias(["rare=-0.5", "move=1", "ability_1=-0.25"])
+    expected = np.zeros(N_PRIMARY, np.float32)
+    expected[sorted(RARE_PRIMARIES)] = -0.5
+    expected[A_MOVE], expected[A_ABILITY0] = 1.0, -0.75  # ability_1 is a rare action: both items add
+    np.testing.assert_allclose(bias, expected)
+    assert bias[A_ATTACK] == 0.0

@@ -3,7 +3,12 @@
 After every ``act``, ``decisions`` holds, per agent id, the action chosen and the module's estimate that the agent's
 team wins (its win-probability head, Five app. D; None for a module without one): what a replay shows of a
 model's play (moba/env/replay_file.py); ``dist`` holds the action distribution the actions came from, one row per agent
-in the order of the observations (scripts/policy_heads.py)."""
+in the order of the observations (scripts/policy_heads.py).
+
+``primary_bias`` ((P,) logits, or None) is added to every row's primary-action logits before the draw, sampled or
+greedy: a decode-time prior on the primary action, the same for every game (scripts/teacher_override.py
+--primary-bias, e.g. to undo the over-prediction of a class-weighted imitation); ``dist`` holds the shifted logits.
+An action the mask rules out stays ruled out (its logit is the mask's, far below any bias)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,9 +19,16 @@ from policies.model.five_module import WIN_PROB
 
 
 class ModuleAgent:
-    def __init__(self, module, explore: bool = False, seed: int | None = None):
+    def __init__(self, module, explore: bool = False, seed: int | None = None, primary_bias=None):
         self.module = module
         self.explore = explore
+        self.primary_bias = None
+        if primary_bias is not None:
+            n = module.get_exploration_action_dist_cls().n_primary
+            self.primary_bias = torch.as_tensor(primary_bias, dtype=torch.float32)
+            if self.primary_bias.shape != (n,):
+                raise ValueError(f"ModuleAgent: primary_bias must hold {n} logits, one per primary action, got shape "
+                                 f"{tuple(self.primary_bias.shape)}")
         # with a seed, sampled actions come from the agent's own generator, so that a game is decided by its seed and
         # its agents whatever ran before it in the process (policies/league/series.py); without, torch's global one
         self.generator = None if seed is None else torch.Generator().manual_seed(seed)
@@ -43,8 +55,10 @@ class ModuleAgent:
         move as its own ``act`` moves them. The actions are sampled in one draw from torch's global generator, not
         from the agents' seeds, and ``dist`` is left as it was."""
         first = agents[0]
-        if any(ag.module is not first.module or ag.explore != first.explore for ag in agents):
-            raise ValueError("ModuleAgent.act_together: every agent must play the same module with the same explore")
+        if any(ag.module is not first.module or ag.explore != first.explore or ag.primary_bias is not first.primary_bias
+               for ag in agents):
+            raise ValueError("ModuleAgent.act_together: every agent must play the same module with the same explore "
+                             "and primary_bias")
         return ModuleAgent._play(agents, observations, None)[0]
 
     @staticmethod
@@ -62,7 +76,11 @@ class ModuleAgent:
         state = {k: torch.as_tensor(np.stack([ag.state[a][k] for ag, _, a in rows])) for k in init}
         batch = {Columns.OBS: obs, Columns.STATE_IN: state}
         out = module.forward_exploration(batch) if explore else module.forward_inference(batch)
-        dist = module.get_exploration_action_dist_cls().from_logits(out[Columns.ACTION_DIST_INPUTS][:, 0])
+        logits = out[Columns.ACTION_DIST_INPUTS][:, 0]
+        bias = agents[0].primary_bias
+        if bias is not None:  # the primary logits come first (FiveActionDistribution.input_layout)
+            logits = torch.cat([logits[:, :len(bias)] + bias, logits[:, len(bias):]], dim=-1)
+        dist = module.get_exploration_action_dist_cls().from_logits(logits)
         sampled = dist if explore else dist.to_deterministic()
         action = sampled.sample(generator=generator) if generator is not None else sampled.sample()
         action = {k: v.tolist() for k, v in action.items()}

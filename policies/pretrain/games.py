@@ -209,26 +209,28 @@ class _Game:
 
 
 def play_games(make_env, plans: list[GamePlan], make_teacher, student=None, explore: bool = True, progress=None,
-               parallel: int = PARALLEL_GAMES) -> tuple[list[dict], list[Trajectory]]:
+               parallel: int = PARALLEL_GAMES, primary_bias=None) -> tuple[list[dict], list[Trajectory]]:
     """Plays `plans` in this process, `parallel` games at a time. `make_teacher(seed)` builds the teacher;
-    `student` is the RLModule of the STUDENT sides (sampling its actions; explore=False: its most likely ones);
+    `student` is the RLModule of the STUDENT sides (sampling its actions; explore=False: its most likely ones;
+    `primary_bias`: ModuleAgent's decode-time prior on its primary actions);
     `progress(n)` is called with game steps
     as they are played (a game that ends early adds the steps it did not play, so that the total is
     ``len(plans) * game_step_limit``). Returns the games' summaries and the recorded trajectories, in plan order."""
-    return _flatten(_play(make_env, plans, make_teacher, student, explore, progress, parallel))
+    return _flatten(_play(make_env, plans, make_teacher, student, explore, progress, parallel, primary_bias))
 
 
 def _flatten(results) -> tuple[list[dict], list[Trajectory]]:
     return [s for s, _ in results], [t for _, trajs in results for t in trajs]
 
 
-def _play(make_env, plans, make_teacher, student, explore, progress, parallel=PARALLEL_GAMES) -> list:
+def _play(make_env, plans, make_teacher, student, explore, progress, parallel=PARALLEL_GAMES,
+          primary_bias=None) -> list:
     """play_games' work: (summary, trajectories) per plan, in plan order."""
     if any(STUDENT in (p.radiant, p.dire) for p in plans) and student is None:
         raise ValueError("plans with a student side need the student module")
     pending = list(enumerate(plans))[::-1]
     envs, running, out = [], {}, {}
-    agent = ModuleAgent(student, explore=explore) if student is not None else None
+    agent = ModuleAgent(student, explore=explore, primary_bias=primary_bias) if student is not None else None
     dtypes = None
     unreported = 0
     while pending or running:
@@ -272,13 +274,13 @@ def _count(n: int):
         _COUNTER.value += n
 
 
-def _play_in_worker(make_env, plans, make_teacher, student_spec, student_state, explore):
+def _play_in_worker(make_env, plans, make_teacher, student_spec, student_state, explore, primary_bias):
     student = None
     if student_spec is not None:
         student = student_spec.build()
         student.load_state_dict(student_state)
         student.eval()
-    return _play(make_env, plans, make_teacher, student, explore, progress=_count)
+    return _play(make_env, plans, make_teacher, student, explore, progress=_count, primary_bias=primary_bias)
 
 
 class GameWorkers:
@@ -307,10 +309,10 @@ class GameWorkers:
             self.pool = None
 
     def play(self, make_env, plans: list[GamePlan], make_teacher, student=None, explore: bool = True,
-             progress=None):
+             progress=None, primary_bias=None):
         """play_games over the workers (plans dealt round-robin); the same results, in plan order."""
         if self.pool is None:
-            return play_games(make_env, plans, make_teacher, student, explore, progress)
+            return play_games(make_env, plans, make_teacher, student, explore, progress, primary_bias=primary_bias)
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
         spec = RLModuleSpec.from_module(student) if student is not None else None
         state = student.state_dict() if student is not None else None
@@ -318,7 +320,7 @@ class GameWorkers:
         with self.counter.get_lock():
             self.counter.value = 0
         futures = [self.pool.submit(_play_in_worker, make_env, [plans[i] for i in share], make_teacher, spec, state,
-                                    explore) for share in shares if share]
+                                    explore, primary_bias) for share in shares if share]
         reported = 0
         while not all(f.done() for f in futures):
             time.sleep(0.25)

@@ -97,3 +97,9 @@ def test_a_primary_bias_shifts_the_primary_logits_before_the_draw():
         ModuleAgent(module, primary_bias=[1.0, 2.0])
     with pytest.raises(ValueError, match="same explore and primary_bias"):
         ModuleAgent.act_together([ModuleAgent(module), big], [observations[0], observations[0]])
+    # equal biases from two arrays play together
+    twins = [ModuleAgent(module, primary_bias=bias.copy()) for _ in range(2)]
+    for agent in twins:
+        agent.reset(["radiant_0"])
+    both = ModuleAgent.act_together(twins, [{"radiant_0": observations[0]["radiant_0"]}] * 2)
+    assert both[0] == both[1]

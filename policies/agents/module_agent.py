@@ -7,7 +7,8 @@ in the order of the observations (scripts/policy_heads.py).
 
 ``primary_bias`` ((P,) logits, or None) is added to every row's primary-action logits before the draw, sampled or
 greedy: a decode-time prior on the primary action, the same for every game (scripts/teacher_override.py
---primary-bias, e.g. to undo the over-prediction of a class-weighted imitation); ``dist`` holds the shifted logits.
+--primary-bias, e.g. to undo the over-prediction of a class-weighted imitation: measured on the 5v5 pilot, not a
+lever, docs/results.md); ``dist`` holds the shifted logits.
 An action the mask rules out stays ruled out (its logit is the mask's, far below any bias)."""
 from __future__ import annotations
 
@@ -16,6 +17,10 @@ import torch
 from ray.rllib.core.columns import Columns
 
 from policies.model.five_module import WIN_PROB
+
+
+def _same_bias(a, b) -> bool:
+    return a is b or (a is not None and b is not None and torch.equal(a, b))
 
 
 class ModuleAgent:
@@ -55,8 +60,8 @@ class ModuleAgent:
         move as its own ``act`` moves them. The actions are sampled in one draw from torch's global generator, not
         from the agents' seeds, and ``dist`` is left as it was."""
         first = agents[0]
-        if any(ag.module is not first.module or ag.explore != first.explore or ag.primary_bias is not first.primary_bias
-               for ag in agents):
+        if any(ag.module is not first.module or ag.explore != first.explore
+               or not _same_bias(ag.primary_bias, first.primary_bias) for ag in agents):
             raise ValueError("ModuleAgent.act_together: every agent must play the same module with the same explore "
                              "and primary_bias")
         return ModuleAgent._play(agents, observations, None)[0]

@@ -246,8 +246,9 @@ def rate_reference_pool(refs: dict, games: int, time_limit_s: float, seed: int =
 
 class VersionRater:
     """Rates versions of an agent against a fixed pool of rated references (app. J): a version starts at the
-    previous version's mu, plays the eligible reference (within 10 points of its mu) played least so far, alternating
-    sides, and its rating moves after each game while the references stay constant."""
+    previous version's mu, plays the eligible reference (within 10 points of its mu) played least so far, on
+    alternating sides against each reference, and its rating moves after each game while the references stay
+    constant."""
 
     def __init__(self, references: dict, start_mu: float | None = None, explore: bool = True,
                  time_limit_outcome: str | None = None):
@@ -288,7 +289,9 @@ class VersionRater:
         for g in range(games):
             name = R.pick_reference(rating.mu, self.pool, counts)
             counts[name] = counts.get(name, 0) + 1
-            side = side_of_game(g)
+            # sides alternate per reference: by the game's index they line up with an alternation of the references
+            # (two references in turn put one of them on one side in every game)
+            side = side_of_game(counts[name] - 1)
             opponent = make_reference_agent(name, self.specs[name], seed + g)
             record = play_rated_record(self.mode, agent, opponent, side, seed + g, time_limit_s, on_step, env)
             score = series_score(record, self.time_limit_outcome)

@@ -298,17 +298,6 @@ def test_teacher_agreement_compares_the_agent_with_its_teacher_on_the_agents_own
     assert "offset steps" in text and "within 1" in text and "move: the angle (degrees)" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--mode", "3v3"], "--mode: must be one of"),
-    (["--teacher", "wizard"], "--teacher: unknown agent 'wizard'; allowed: ["),
-    (["--games", "0"], "--games must be >= 1"),
-])
-def test_teacher_agreement_errors_name_the_option(tmp_path, capsys, args, message):
-    from scripts import teacher_agreement
-    assert teacher_agreement.main([str(tmp_path)] + args) == 2
-    assert message in capsys.readouterr().err
-
-
 # ---- the teacher taking over one kind of decision (policies/pretrain/overrides.py, scripts/teacher_override.py) ----
 def test_override_rules_replace_one_kind_of_decision():
     from moba.env.actions import A_ABILITY0, A_SALVE
@@ -366,16 +355,23 @@ def test_teacher_override_plays_each_rule_on_the_same_games(tiny_config, capsys)
     assert "rare_teacher: won" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--rules", "none", "casts"], "--rules: unknown override rule 'casts'; allowed: ['none', 'all'"),
-    (["--mode", "3v3"], "--mode: must be one of"),
-    (["--games", "0"], "--games must be >= 1"),
-    (["--primary-bias", "cast=-1"], "--primary-bias: unknown primary action 'cast'; allowed: rare, noop, move"),
-    (["--primary-bias", "rare"], "--primary-bias: 'rare' must be NAME=LOGIT with a number"),
+@pytest.mark.parametrize("script, args, message", [
+    ("teacher_agreement", ["--mode", "3v3"], "--mode: must be one of"),
+    ("teacher_agreement", ["--teacher", "wizard"], "--teacher: unknown agent 'wizard'; allowed: ["),
+    ("teacher_agreement", ["--games", "0"], "--games must be >= 1"),
+    ("teacher_override", ["--rules", "none", "casts"],
+     "--rules: unknown override rule 'casts'; allowed: ['none', 'all'"),
+    ("teacher_override", ["--mode", "3v3"], "--mode: must be one of"),
+    ("teacher_override", ["--games", "0"], "--games must be >= 1"),
+    ("teacher_override", ["--primary-bias", "cast=-1"],
+     "--primary-bias: unknown primary action 'cast'; allowed: rare, noop, move"),
+    ("teacher_override", ["--primary-bias", "rare"], "--primary-bias: 'rare' must be NAME=LOGIT with a number"),
 ])
-def test_teacher_override_errors_name_the_option(tmp_path, capsys, args, message):
-    from scripts import teacher_override
-    assert teacher_override.main([str(tmp_path)] + args) == 2
+def test_the_teacher_probes_errors_name_the_option(tmp_path, capsys, script, args, message):
+    """scripts/teacher_agreement.py and scripts/teacher_override.py (shared options: app.pretrain.add_probe_args)."""
+    import importlib
+    probe = importlib.import_module(f"scripts.{script}")
+    assert probe.main([str(tmp_path)] + args) == 2
     assert message in capsys.readouterr().err
 
 

@@ -9,6 +9,9 @@ The module's observations are recorded from scripted-bot games of its own mode (
 loss), its inputs taken from the whole network's forward and detached, so that a part's time is its own:
 
 - ``whole``: the module's training forward (the action logits, the LSTM state, the value) and its backward;
+- ``whole_team_steps`` (5v5): ``whole`` with the learner batch's ``TEAM_STEP`` column (policies/learning/
+  team_steps.py), numbered here from the rows' groups of equal team inputs: the rows grouped by number instead of
+  by their fingerprints and an exact comparison;
 - ``units``: the unit encoder (the unit MLP on every valid unit row, the max-pools, the per-hero unit table);
 - ``team``: the team encoder and the replica layer (heroes, global, private inputs, the cross-hero pool);
 - ``lstm``: the LSTM over the sequences;
@@ -48,11 +51,12 @@ import torch
 from ray.rllib.core.columns import Columns
 
 from policies.league.references import load_module
-from policies.model.five_module import FiveModelConfig
+from policies.model.five_module import TEAM_STEP, FiveModelConfig
 from policies.model.team_frame import is_dire, to_team_frame
 from policies.surgery.output_diff import record_games
 
 PARTS = ("whole", "units", "team", "lstm", "heads")
+NUMBERED = "whole_team_steps"  # a 5v5 module's extra part
 
 
 def minibatch(module, rows: int, seed: int, steps: int = 2000) -> dict:
@@ -99,7 +103,7 @@ def with_model_config(module, pairs: list):
 
 
 def part_steps(module, obs: dict) -> dict:
-    """{part: a function that runs its forward and backward once}."""
+    """{part: a function that runs its forward and backward once}; a 5v5 module's also NUMBERED."""
     b, t = obs["global"].shape[:2]
     state = {k: torch.zeros(b, *np.shape(v)) for k, v in module.get_initial_state().items()}
     batch = {Columns.OBS: obs, Columns.STATE_IN: state}
@@ -113,10 +117,16 @@ def part_steps(module, obs: dict) -> dict:
         o, _ = module.lstm(x, (state["h"].unsqueeze(0), state["c"].unsqueeze(0)))
         o = o.reshape(b * t, -1)
 
-    def whole():
+    def whole(batch=batch):
         out = module._forward_train(batch)
         value = module.value_head(out[Columns.EMBEDDINGS])
         (out[Columns.ACTION_DIST_INPUTS].square().mean() + value.square().mean()).backward()
+
+    parts = {"whole": whole}
+    groups = module.team_groups(flat)[1] if module.team_size > 1 else None
+    if groups is not None:  # the rows of a team at a step: one number each, as AddTeamStep gives them
+        numbered = {**batch, TEAM_STEP: (groups + 1).reshape(b, t)}
+        parts[NUMBERED] = lambda: whole(numbered)
 
     def units():
         fresh = module._encode_units(flat)
@@ -136,7 +146,7 @@ def part_steps(module, obs: dict) -> dict:
     def heads():
         module._heads(o_in, table, flat, dire).square().mean().backward()
 
-    return {"whole": whole, "units": units, "team": team, "lstm": lstm, "heads": heads}
+    return {**parts, "units": units, "team": team, "lstm": lstm, "heads": heads}
 
 
 def lstm_flops(lstm: torch.nn.LSTM) -> float:
@@ -183,7 +193,7 @@ def measure(module, obs: dict, rounds: int, clock=time.perf_counter) -> dict:
     rows = obs["global"].shape[0] * obs["global"].shape[1]
     steps = part_steps(module, obs)
     out = {}
-    for name in PARTS:
+    for name in steps:
         run = steps[name]
         run()
         module.zero_grad(set_to_none=True)
@@ -203,7 +213,7 @@ def measure_in_turn(modules: dict, obs: dict, rounds: int, clock=time.perf_count
     for _ in range(rounds):
         for name, module in modules.items():
             times[name].append(measure(module, obs, 1, clock))
-    return {name: {part: round(statistics.median(r[part] for r in rs), 1) for part in PARTS}
+    return {name: {part: round(statistics.median(r[part] for r in rs), 1) for part in rs[0]}
             for name, rs in times.items()}
 
 
@@ -252,7 +262,7 @@ def main(argv=None) -> dict:
         both = measure_in_turn({"checkpoint": checkpoint, "changed": module}, obs, args.rounds, clock)
         print(f"| part | checkpoint's network: us per row | {' '.join(args.model_config)}: us per row | ratio |")
         print("|---|---|---|---|")
-        for name in PARTS:
+        for name in both["changed"]:
             a, b = both["checkpoint"][name], both["changed"][name]
             print(f"| {name} | {a} | {b} | {a / b:.2f}x |")
         result.update(us_per_row=both["changed"], checkpoint_us_per_row=both["checkpoint"])
@@ -262,14 +272,14 @@ def main(argv=None) -> dict:
         if args.flops:
             flops = part_flops(module, obs)
             peak = matmul_gflops(args.threads)
-            rates = {name: flops[name] / per_row[name] / 1e3 for name in PARTS}  # flop/row over us/row, in GFLOP/s
+            rates = {name: flops[name] / per_row[name] / 1e3 for name in per_row}  # flop/row over us/row, in GFLOP/s
             print(f"a 1,024 x 1,024 float32 matrix product: {peak:.1f} GFLOP/s at {args.threads} threads")
             header += " MFLOP per row | GFLOP/s | share of the matrix product's |"
             result.update(mflop_per_row={k: round(v / 1e6, 4) for k, v in flops.items()},
                           gflop_per_s={k: round(v, 2) for k, v in rates.items()}, matmul_gflop_per_s=round(peak, 1))
         print(header)
         print("|---" * header.count(" |") + "|")
-        for name in PARTS:
+        for name in per_row:
             cells = f"| {name} | {per_row[name]} | {per_row[name] / per_row['whole']:.0%} |"
             if args.flops:
                 cells += f" {flops[name] / 1e6:.3f} | {rates[name]:.1f} | {rates[name] / peak:.0%} |"

@@ -7,8 +7,8 @@ import torch
 from test_training_model import build_module
 
 from moba.env.moba_env import MobaEnv
-from scripts.bench_network_parts import (PARTS, lstm_flops, matmul_gflops, measure, measure_in_turn, minibatch,
-                                         part_flops, part_steps, with_model_config)
+from scripts.bench_network_parts import (NUMBERED, PARTS, lstm_flops, matmul_gflops, measure, measure_in_turn,
+                                         minibatch, part_flops, part_steps, with_model_config)
 
 OWN = {"units": "unit_mlp.0.weight", "team": "hero_mlp.0.weight", "lstm": "lstm.weight_hh_l0",
        "heads": "action_query.weight"}
@@ -55,7 +55,14 @@ def test_model_config_gives_a_fresh_network_of_that_config_with_the_statistics()
     steps["heads"]()
     assert team.unit_key_hero.weight.grad is not None  # the hero columns' keys are in the heads' part
     both = measure_in_turn({"hero": module, "team": team}, obs, rounds=2)
-    assert set(both) == {"hero", "team"} and all(set(v) == set(PARTS) and min(v.values()) > 0 for v in both.values())
+    assert set(both) == {"hero", "team"}
+    assert all(set(v) == {*PARTS, NUMBERED} and min(v.values()) > 0 for v in both.values())  # 5v5: the numbered pass
+    grads = []
+    for part in ("whole", NUMBERED):  # the same pass, its rows grouped by number
+        team.zero_grad(set_to_none=True)
+        steps[part]()
+        grads.append(team.unit_key_hero.weight.grad.clone())
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-5, atol=1e-7)
     for bad, match in (("team_unit_table", "is not KEY=VALUE"), ("unit_width=3", "unknown key.*unit_width"),
                        ("team_unit_table=2", "must be true or false")):
         with pytest.raises(ValueError, match=match):

@@ -246,6 +246,31 @@ def test_5v5_sequences_are_shuffled_by_team(ray_session):
     assert not np.array_equal(teams(), order) or len(set(order.tolist())) < 3
 
 
+def test_a_5v5_batch_numbers_each_teams_steps_as_their_inputs_group_them(ray_session):
+    """AddTeamStep (policies/learning/team_steps.py) gives the rows of one team at one step of one game one number:
+    on a 5v5 learner batch of two games and two sampling rounds its groups are the groups of equal team inputs, the
+    padded steps hold 0, and a 1v1 batch has no such column."""
+    from policies.model.five_module import TEAM_ENCODER_KEYS, TEAM_STEP
+    runner, learner = runner_and_learner(tiny_smoke(env__mode="5v5", resources__num_envs_per_env_runner=2))
+    episodes = runner.sample(num_timesteps=24, explore=True) + runner.sample(num_timesteps=10, explore=True)
+    batch = connector_batch(learner, episodes)
+    module = learner.module["main"].unwrapped()
+    steps = batch[TEAM_STEP]
+    mask = batch[Columns.LOSS_MASK]
+    padded = torch.arange(steps.shape[1])[None] >= batch[Columns.SEQ_LENS][:, None]
+    assert steps.dtype == torch.int64 and bool(padded.any()) and bool((steps[padded] == 0).all())
+    assert bool((steps[~padded] > 0).all())
+    # the real steps (the bootstrap steps left out: each repeats its chunk's last inputs under a number of its own)
+    real = {k: v[mask] for k, v in batch[Columns.OBS].items()}
+    by_steps, by_inputs = module.step_groups(real, steps[mask]), module.team_groups(
+        {k: real[k] for k in TEAM_ENCODER_KEYS})
+    assert len(by_steps[0]) == len(by_inputs[0]) and len(by_steps[0]) < len(steps[mask]) / 4  # teams of 5 rows
+    assert torch.equal(by_steps[0][by_steps[1]], by_inputs[0][by_inputs[1]])  # each row's group's first row
+    assert len(set((steps[mask] >> 32).tolist())) == 8  # both sides of two games, in each of two rounds
+    runner, learner = runner_and_learner(tiny_smoke(resources__num_envs_per_env_runner=2))
+    assert TEAM_STEP not in connector_batch(learner, runner.sample(num_timesteps=20, explore=True))
+
+
 def test_1v1_sequences_are_shuffled_before_the_first_epoch(ray_session):
     """RLlib shuffles a batch only between epochs; when PPO asks for shuffling (shuffle_batch_per_epoch), the learner
     shuffles it before the first as well, so that the first epoch's minibatches (every minibatch at one epoch) mix the

@@ -14,7 +14,7 @@ from test_training_model import build_module, played_game
 
 from moba.env.observation import (N_UNIT, TEAM_SHARED_KEYS, UNIT_DISTANCE_TO_ME, UNIT_DX_TO_ME, UNIT_DY_TO_ME,
                                   UNIT_HERO_COLUMNS, UNIT_IS_ME)
-from policies.model.five_module import FiveModelConfig, table_products
+from policies.model.five_module import TEAM_STEP, TEAM_STEP_CHECK_EVERY, FiveModelConfig, table_products
 
 TOLERANCE = 1e-5
 # the default widths but narrow hidden layers, so that the encoder widths are exercised as config keys
@@ -187,6 +187,49 @@ def test_team_groups_fall_back_to_one_row_per_group_on_a_projection_collision():
         ref, out = reference_forward(module, short), module.forward_train(short)
     ref_logits = as_training_pass(module, ref[Columns.ACTION_DIST_INPUTS], short[Columns.OBS])
     assert masked_logit_free(out[Columns.ACTION_DIST_INPUTS], ref_logits).max() < TOLERANCE
+
+
+def numbered_steps(batch) -> torch.Tensor:
+    """The TEAM_STEP column (policies/learning/team_steps.py) of a `sequences` batch: one number per team and step."""
+    n, t = batch[Columns.OBS]["global"].shape[:2]
+    team = np.arange(n) // (n // 2)
+    return torch.as_tensor(((team[:, None] + 1) << 32) + np.arange(t)[None], dtype=torch.int64)
+
+
+@pytest.mark.parametrize("model", [{}, TEAM_TABLE], ids=["default", "team_table"])
+def test_step_groups_are_the_groups_of_the_inputs_and_give_the_same_outputs(model):
+    """A learner batch's rows grouped by their TEAM_STEP numbers, without fingerprints or comparisons, are the rows
+    grouped by equal inputs, and the forward pass gives what it gives without the numbers."""
+    module, batch = sequences("5v5", model)
+    numbered = {**batch, TEAM_STEP: numbered_steps(batch)}
+    flat = {k: v.reshape(-1, *v.shape[2:]) for k, v in batch[Columns.OBS].items()}
+    by_steps = module.step_groups(flat, numbered[TEAM_STEP].reshape(-1))
+    by_inputs = module.team_groups(flat)
+    assert len(by_steps[0]) == len(by_inputs[0]) == 2 * batch[Columns.OBS]["global"].shape[1]  # two teams a step
+    assert torch.equal(by_steps[0][by_steps[1]], by_inputs[0][by_inputs[1]])  # each row's group's first row
+    fingerprinted = []
+    team_groups = module.team_groups
+    module.team_groups = lambda obs: fingerprinted.append(1) or team_groups(obs)
+    with torch.no_grad():
+        got, plain = outputs(module, numbered), outputs(module, batch)
+    assert len(fingerprinted) == 1  # the plain pass only
+    for k in got:
+        torch.testing.assert_close(got[k], plain[k], rtol=0, atol=1e-6)
+
+
+def test_step_groups_compare_the_rows_at_their_first_call_and_every_64th():
+    module, batch = sequences("5v5")
+    flat = {k: v[:, :10].reshape(-1, *v.shape[2:]) for k, v in batch[Columns.OBS].items()}
+    steps = numbered_steps({Columns.OBS: {"global": batch[Columns.OBS]["global"][:, :10]}}).reshape(-1)
+    one_team = steps & ((1 << 32) - 1)  # both teams under one number at each step: unequal rows grouped
+    assert module._step_group_calls == 0
+    with pytest.raises(ValueError, match="'team_step' column groups rows whose observation key 'global' differs"):
+        module.step_groups(flat, one_team)
+    for calls in range(1, TEAM_STEP_CHECK_EVERY):  # unchecked in between
+        assert len(module.step_groups(flat, one_team)[0]) == 10 and module._step_group_calls == calls + 1
+    with pytest.raises(ValueError, match="TEAM_SHARED_KEYS"):
+        module.step_groups(flat, one_team)
+    assert len(module.step_groups(flat, steps)[0]) == 20
 
 
 def test_encoder_widths_are_model_config_keys():

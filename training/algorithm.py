@@ -95,6 +95,9 @@ def build_algo_config(cfg: RunSettings, callbacks: list):
     from policies.learning.five_learner import FivePPOLearner
     from policies.model.module_ids import MAIN, slot_module_ids
     from policies.learning.self_imitation import AddSelfImitationReturn
+    from moba.env.config import EnvConfig
+    from moba.game.teams import TEAM_SIZE, check_mode
+    from policies.learning.team_steps import AddTeamStep
     from policies.learning.win_label import AddWinLabel
 
     ppo, res = cfg.ppo, cfg.resources
@@ -120,7 +123,8 @@ def build_algo_config(cfg: RunSettings, callbacks: list):
             num_gpus_per_learner=res.num_gpus_per_learner,
             learner_class=FivePPOLearner, learner_connector=lambda obs_space, act_space: [AddWinLabel(
                 time_limit_outcome=cfg.opponents.time_limit_outcome)] + ([AddSelfImitationReturn(
-                    gamma=initial["gamma"])] if ppo.self_imitation_coeff > 0 else []),
+                    gamma=initial["gamma"])] if ppo.self_imitation_coeff > 0 else []) + (
+                    [AddTeamStep()] if TEAM_SIZE[check_mode(cfg.env.get("mode", EnvConfig.mode))] > 1 else []),
             learner_config_dict={SETTINGS_KEY: travelling_settings(cfg)})
         .callbacks(list(callbacks))
         .debugging(seed=cfg.seed)

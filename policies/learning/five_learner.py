@@ -71,7 +71,7 @@ from policies.learning.win_head_step import WinHeadStep
 from policies.learning.zero_padding import FastTimeDimZeroPad
 from policies.learning import update_diagnostics as diag
 from policies.learning.win_label import WIN_LABEL
-from policies.model.five_module import TEAM_ENCODER_KEYS, WIN_LOGIT
+from policies.model.five_module import TEAM_ENCODER_KEYS, TEAM_STEP, WIN_LOGIT
 from policies.model.module_ids import MAIN
 
 SETTINGS_KEY = "five_run"  # learner_config_dict: the run's settings (training/settings.RunSettings.to_dict())
@@ -121,9 +121,13 @@ def shuffle_by_team(batch: SampleBatch, module) -> SampleBatch:
     same steps stay next to each other (in a random order of teams), so that a minibatch holds whole teams and the
     module encodes each team once (policies/model/five_module.py). Teammates are found as the module finds them, by
     equal
-    team inputs at the first step of their sequences."""
+    team inputs at the first step of their sequences, or by their ``TEAM_STEP`` number there where the batch has one."""
     n = len(batch[SampleBatch.SEQ_LENS])
-    _, group = module.team_groups({k: batch[Columns.OBS][k][:, 0] for k in TEAM_ENCODER_KEYS})
+    if TEAM_STEP in batch:
+        _, group = module.step_groups({k: v[:, 0] for k, v in batch[Columns.OBS].items()},
+                                      torch.as_tensor(batch[TEAM_STEP][:, 0]))
+    else:
+        _, group = module.team_groups({k: batch[Columns.OBS][k][:, 0] for k in TEAM_ENCODER_KEYS})
     group = np.arange(n) if group is None else group.cpu().numpy()
     rank = np.random.permutation(int(group.max()) + 1)[group]  # a random position for each team
     permutation = np.argsort(rank, kind="stable")

@@ -24,7 +24,8 @@ per-hero computation, tests/reference_five_network.py):
 
 - Work shared by a team is done once per team and step. The heroes, global and private inputs are the same for the
   five heroes of a team (``TEAM_SHARED_KEYS`` of moba/env/observation.py): rows with equal inputs are found by a
-  random projection of them, checked for exact equality, and encoded once (``team_groups``). The replica layer is
+  random projection of them, checked for exact equality, and encoded once (``team_groups``); in a learner batch by
+  its ``TEAM_STEP`` column instead, one number per team and step (``step_groups``). The replica layer is
   linear before its ReLU, so its team part (game state without the units, private inputs) is computed per team and
   its per-hero part (pooled units, own units: the unit table has hero-relative columns) per hero. Of the other four
   replicas only the pooled quarter is computed: the rest is never read.
@@ -74,6 +75,9 @@ CROSS_HERO_POOL_FRACTION = 0.25  # app. H: max-pool the first 25% of the vector 
 TEAM_ENCODER_KEYS = ("global", "heroes", "hero_id", "hero_items") + PRIVATE_KEYS
 # the observation keys the team unit table reads (FiveModelConfig.team_unit_table): of "units" only the team's columns
 UNIT_TABLE_KEYS = ("units", "unit_type", "unit_valid")
+# a learner batch's column: one number per team, step and game (policies/learning/team_steps.py), read by step_groups
+TEAM_STEP = "team_step"
+TEAM_STEP_CHECK_EVERY = 64  # step_groups compares the rows of its groups at its first call and every 64th after
 NORM_BLOCK_STEPS = 1024  # steps a block of update_normalizers (the team's frame's copies stay in the cache)
 
 
@@ -228,34 +232,46 @@ def _fingerprint_weights(space, keys, seed=0, zero_columns=None):
     return out
 
 
-def _group_rows(flat: dict, weights: dict, ignored: dict | None = None):
-    """(representatives, index) of rows (flat: {key: (N, D)}) whose inputs are all equal, found by a fixed random
-    projection (weights: {key: (D,)}) and checked for exact equality outside the `ignored` {key: (D,) bool} entries;
-    (None, None) when every row is its own group or on a projection collision."""
-    n = next(iter(flat.values())).shape[0]
-    fingerprint = sum(x.double() @ weights[k] for k, x in flat.items())
-    _, index = torch.unique(fingerprint, return_inverse=True)
+def _groups_of(keys: torch.Tensor):
+    """(representatives, index) of the rows of equal `keys` (N,): `index` (N,) maps each row to its group, and
+    `representatives` (K,) holds each group's first row; (None, None) when every row is its own group."""
+    n = keys.shape[0]
+    _, index = torch.unique(keys, return_inverse=True)
     k = int(index.max()) + 1
     if k == n:
         return None, None
     rows = torch.arange(n, device=index.device)
     reps = torch.full((k,), n, dtype=torch.long, device=index.device).scatter_reduce(0, index, rows, "amin")
-    if not _equal_in_groups(flat, reps, index, ignored):  # a projection collision: no sharing
+    return reps, index
+
+
+def _group_rows(flat: dict, weights: dict, ignored: dict | None = None):
+    """(representatives, index) of rows (flat: {key: (N, D)}) whose inputs are all equal, found by a fixed random
+    projection (weights: {key: (D,)}) and checked for exact equality outside the `ignored` {key: (D,) bool} entries;
+    (None, None) when every row is its own group or on a projection collision."""
+    reps, index = _groups_of(sum(x.double() @ weights[k] for k, x in flat.items()))
+    if reps is None or not _equal_in_groups(flat, reps, index, ignored):  # a projection collision: no sharing
         return None, None
     return reps, index
 
 
-def _equal_in_groups(flat: dict, reps, index, ignored: dict | None = None) -> bool:
-    """Whether every row's inputs (flat: {key: (N, D)}) equal those of its group's representative (reps[index]),
-    outside the `ignored` {key: (D,) bool} entries."""
+def _unequal_in_groups(flat: dict, reps, index, ignored: dict | None = None) -> str | None:
+    """The first key of `flat` ({key: (N, D)}) in which some row's inputs differ from those of its group's
+    representative (reps[index]), outside the `ignored` {key: (D,) bool} entries; None when every row's are equal."""
     of_row = reps.index_select(0, index)  # one gather per key, not x[reps][index]
     for key, x in flat.items():
         differs = x != x.index_select(0, of_row)
         if ignored and key in ignored:
             differs = differs & ~ignored[key]
         if bool(differs.any()):
-            return False
-    return True
+            return key
+    return None
+
+
+def _equal_in_groups(flat: dict, reps, index, ignored: dict | None = None) -> bool:
+    """Whether every row's inputs (flat: {key: (N, D)}) equal those of its group's representative (reps[index]),
+    outside the `ignored` {key: (D,) bool} entries."""
+    return _unequal_in_groups(flat, reps, index, ignored) is None
 
 
 class FiveRLModule(TorchRLModule, ValueFunctionAPI):
@@ -274,6 +290,7 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         self.cfg = cfg
         sp = self.observation_space
         self.team_size = sp["me"].shape[0]
+        self._step_group_calls = 0  # step_groups' calls, for its periodic comparison
         self.max_units, n_unit = sp["units"].shape
         n_hero_feat = sp["heroes"].shape[1]
         e = cfg.categorical_embed
@@ -431,8 +448,12 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         if self.cfg.team_frame:
             dire = is_dire(flat)
             flat = to_team_frame(flat)
-        groups = self.team_groups(flat)
-        units = self._encode_units(flat, groups)
+        team_steps = batch.get(TEAM_STEP)
+        if team_steps is not None:  # a learner batch (policies/learning/team_steps.py)
+            groups = self.step_groups(flat, team_steps.reshape(-1))
+        else:
+            groups = self.team_groups(flat)
+        units = self._encode_units(flat, groups, team_steps is not None)
         x = self._replicas(self._encode_team(flat, groups), units, flat).reshape(b, t, -1)
         st = batch[Columns.STATE_IN]
         o, (h, c) = self.lstm(x, (st["h"].unsqueeze(0), st["c"].unsqueeze(0)))
@@ -443,14 +464,15 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
                                                       reading_only).reshape(b, t, -1)}
         return out, o, state_out
 
-    def _encode_units(self, obs, team_groups=None) -> UnitTable:
+    def _encode_units(self, obs, team_groups=None, team_steps: bool = False) -> UnitTable:
         """The unit embeddings and their max-pools over the valid units and over the enemies. Only valid rows go
         through the unit MLP. In the embeddings, the rows of the team's heroes hold an empty row's embedding when the
         hero is dead (the replicas read them); the other rows without a unit hold 0 (the heads mask them). With
         `team_unit_table` the table is computed once per group of rows with equal team unit columns
-        (``unit_groups``; `team_groups`: the rows' ``team_groups``, tried first), from those columns only."""
+        (``unit_groups``; `team_groups`: the rows' ``team_groups``, tried first, or their ``step_groups`` where
+        `team_steps`), from those columns only."""
         units, valid = obs["units"], obs["unit_valid"] > 0
-        reps, index = self.unit_groups(obs, team_groups) if self.cfg.team_unit_table else (None, None)
+        reps, index = self.unit_groups(obs, team_groups, team_steps) if self.cfg.team_unit_table else (None, None)
         hero_columns = None
         if self.cfg.team_unit_table:
             hero_columns = self.norm["units"](units[..., self.unit_hero_columns], self.unit_hero_columns)
@@ -522,15 +544,18 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
         table = emb.new_zeros(k * u, emb.shape[-1]).index_copy_(0, destination, written)
         return table.reshape(k, u, -1), own_rows
 
-    def unit_groups(self, obs, team_groups=None):
+    def unit_groups(self, obs, team_groups=None, team_steps: bool = False):
         """(representatives, index) of a batch of rows as ``team_groups``, by the unit table's inputs (the team's
         columns of the unit rows, the unit types, the valid flags): the rows of one team at one step. `team_groups`
         ((representatives, index) of the same rows by ``team_groups``): taken when the unit table's inputs are equal
         within each of them (checked exactly; a team at one step sees one set of units), which saves the unit
-        rows' fingerprint, the largest of the two."""
+        rows' fingerprint, the largest of the two; taken unchecked when they are the batch's ``step_groups``
+        (`team_steps`), whose groups are one team at one step by construction."""
         n = obs["units"].shape[0]
         if self.team_size == 1 or n < 2:
             return None, None
+        if team_steps and team_groups is not None:
+            return team_groups
         flat = {k: obs[k].reshape(n, -1) for k in UNIT_TABLE_KEYS}
         ignored = {"units": self._unit_fingerprint_ignored}
         if team_groups is not None and team_groups[0] is not None and _equal_in_groups(flat, *team_groups, ignored):
@@ -548,6 +573,29 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             return None, None
         flat = {k: obs[k].reshape(n, -1) for k in TEAM_ENCODER_KEYS}
         return _group_rows(flat, {k: getattr(self, f"_fingerprint_{k}") for k in TEAM_ENCODER_KEYS})
+
+    def step_groups(self, obs, team_steps: torch.Tensor):
+        """(representatives, index) of a learner batch's rows (obs: N, ...) as ``team_groups``, from their
+        ``TEAM_STEP`` numbers (N,) instead of their inputs: the rows of one team at one step of one game hold equal
+        team inputs and team unit columns by the observation's contract (TEAM_SHARED_KEYS, tested in
+        tests/test_five_network.py), which saves the fingerprints and the exact comparison of every row at every
+        minibatch. The first call and every TEAM_STEP_CHECK_EVERY-th after compare the rows anyway, and raise
+        ValueError naming the observation key where a group's rows differ."""
+        reps, index = _groups_of(team_steps) if self.team_size > 1 and len(team_steps) > 1 else (None, None)
+        check = self._step_group_calls % TEAM_STEP_CHECK_EVERY == 0
+        self._step_group_calls += 1
+        if reps is not None and check:
+            n = len(team_steps)
+            flat = {k: obs[k].reshape(n, -1) for k in TEAM_ENCODER_KEYS}
+            differs = _unequal_in_groups(flat, reps, index)
+            if differs is None and self.cfg.team_unit_table:
+                flat = {k: obs[k].reshape(n, -1) for k in UNIT_TABLE_KEYS}
+                differs = _unequal_in_groups(flat, reps, index, {"units": self._unit_fingerprint_ignored})
+            if differs is not None:
+                raise ValueError(f"the batch's {TEAM_STEP!r} column groups rows whose observation key {differs!r} "
+                                 f"differs: a team's heroes must see equal team inputs at one step "
+                                 f"(TEAM_SHARED_KEYS of moba/env/observation.py)")
+        return reps, index
 
     def _encode_team(self, obs, groups=None):
         """The team part of every replica's pre-activation (N, n, R), computed once per group of equal team inputs

@@ -211,13 +211,17 @@ def add_probe_args(p: argparse.ArgumentParser, mode: str, games: int, seed: int,
                    help="game time limit in seconds (default: the mode config's evaluation time limit)")
     p.add_argument("--seed", type=int, default=seed, help=f"seed of the first game (default {seed})")
     p.add_argument("--workers", type=int, default=0, help="processes playing the games (default 0: this one)")
+    p.add_argument("--consumable-filters", choices=["true", "false"], default=None,
+                   help="the env's consumables' need filters, for both sides, as the checkpoint trained (default: the "
+                        "mode config's env.consumable_filters)")
 
 
 def teacher_probe(args):
     """(module, run config, env config) of a probe that plays a checkpoint against its teacher
     (scripts/teacher_agreement.py, scripts/teacher_override.py): `args` with checkpoint, mode, teacher, games,
     time_limit, seed and workers, checked first (a ValueError naming the option); the mode config's imitation env at
-    ``args.seed``, its time limit ``args.time_limit`` or the config's evaluation one."""
+    ``args.seed``, its time limit ``args.time_limit`` or the config's evaluation one, its consumables' need filters
+    ``args.consumable_filters`` ("true" / "false") or the config's."""
     from policies.agents.by_name import AGENTS
     from policies.league.references import checkpoint_path
     if args.mode not in MODES:
@@ -236,6 +240,8 @@ def teacher_probe(args):
     cfg = run_config.load(os.path.join(REPO, MODE_CONFIGS[args.mode]))
     env_config = imitation_env_config(cfg, args.seed)
     env_config["time_limit_s"] = args.time_limit or cfg.evaluation.time_limit_s
+    if getattr(args, "consumable_filters", None) is not None:
+        env_config["consumable_filters"] = args.consumable_filters == "true"
     return module, cfg, env_config
 
 

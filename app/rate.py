@@ -56,6 +56,9 @@ def parse_args(argv=None):
                    help="play the most likely actions (default: sample them, as in training)")
     p.add_argument("--csv", help=f"where to write the games (default: {RESULTS_DIR}/<checkpoint>/trueskill_games.csv; "
                                  f"the table goes next to it, *_summary.csv)")
+    p.add_argument("--consumable-filters", action="store_true",
+                   help="the env's consumables' need filters on, for both sides, as the checkpoint trained with them "
+                        "(env config consumable_filters)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if bool(args.checkpoint) == args.rate_references:
@@ -114,7 +117,8 @@ def rate_checkpoint(args, refs: dict) -> int:
     if warning:
         print(warning, file=sys.stderr, flush=True)
     rater = VersionRater(refs, start_mu=args.start_mu, explore=not args.greedy,
-                         time_limit_outcome=args.time_limit_outcome)
+                         time_limit_outcome=args.time_limit_outcome,
+                         env={"consumable_filters": True} if args.consumable_filters else None)
     result = rater.rate(0, load_module(args.checkpoint, "--checkpoint"), args.games, args.time_limit, args.seed,
                         log=log_game(args.games))
     rows = result["rows"]

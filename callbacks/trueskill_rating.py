@@ -41,6 +41,7 @@ from policies.league.references import VersionRater, reference_ratings, referenc
 from policies.model.module_ids import MAIN
 from training.settings import TrueSkillSettings, run_settings
 from training.csv_files import append_csv_rows, read_csv_rows
+from training.evaluation_games import EVAL_ENV_KEYS
 from callbacks.trial_files import TrialFilesCallback
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,13 @@ CSV_COLUMNS = ("iteration", "trueskill_mu", "version", "mu", "sigma", "games", "
 
 
 # ---- rating beside training ------------------------------------------------------------------------------------------
+def rated_game_rules(algorithm) -> dict:
+    """The training env's keys that rated games share with it, as evaluation games do (EVAL_ENV_KEYS: the rules of
+    play such as ``consumable_filters``; the mode is the references')."""
+    env = algorithm.config.env_config or {}
+    return {k: env[k] for k in EVAL_ENV_KEYS if k in env and k != "mode"}
+
+
 class CpuThrottle:
     """Called between units of work, sleeps so that the calling thread uses at most `share` of one core: after every
     `chunk_s` of the thread's CPU time it sleeps chunk * (1 / share - 1). share >= 1 never sleeps."""
@@ -80,11 +88,11 @@ class BackgroundRater:
 
     def __init__(self, references: dict, module_factory, games: int, time_limit_s: float, cpu_share: float,
                  start_mu: float | None = None, explore: bool = True,
-                 time_limit_outcome: str | None = None):
+                 time_limit_outcome: str | None = None, env: dict | None = None):
         """module_factory: a zero-argument callable that returns a fresh RLModule of the rated agent's architecture
         (e.g. an RLModuleSpec's ``build``); the rest as for ``VersionRater`` (time_limit_outcome None: the references'
-        rule) and the ``trueskill:`` settings."""
-        self.rater = VersionRater(references, start_mu, explore, time_limit_outcome)
+        rule; env: the rated games' env config keys) and the ``trueskill:`` settings."""
+        self.rater = VersionRater(references, start_mu, explore, time_limit_outcome, env)
         self.module_factory = module_factory
         self.games, self.time_limit_s = games, time_limit_s
         self.cpu_share = float(cpu_share)
@@ -216,7 +224,7 @@ class TrueSkillCallback(TrialFilesCallback):
         self._actor = actor = TrueSkillRaterActor.remote(
             cfg.references, self._spec.build, games=cfg.games, time_limit_s=cfg.time_limit_s,
             cpu_share=cfg.cpu_share, start_mu=last_rated_mu(self.trial_path(algorithm, CSV_NAME)),
-            explore=cfg.explore, time_limit_outcome=cfg.time_limit_outcome)
+            explore=cfg.explore, time_limit_outcome=cfg.time_limit_outcome, env=rated_game_rules(algorithm))
         # RLlib has no "algorithm stopped" callback: kill the actor when this process exits, before its game thread
         # would be torn down mid-game by the interpreter's shutdown (which aborts noisily inside torch)
         atexit.register(kill_at_exit, actor)

@@ -2,7 +2,7 @@
 differs from the bot it imitates.
 
     python scripts/teacher_agreement.py CHECKPOINT [--mode 1v1|5v5] [--teacher scripted_3] [--games 4]
-        [--time-limit SECONDS] [--seed S] [--workers N]
+        [--time-limit SECONDS] [--seed S] [--workers N] [--consumable-filters true|false]
 
 CHECKPOINT is a run's checkpoint, an RLModule checkpoint (``python -m app.pretrain``) or a shipped model
 (``models/X``). The agent plays ``--games`` games against the teacher, sides alternating, sampling its actions as in

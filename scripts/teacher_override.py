@@ -2,8 +2,8 @@
 teacher, in shadow on the agent's heroes, takes over one kind of decision per rule.
 
     python scripts/teacher_override.py CHECKPOINT [--mode 1v1|5v5] [--teacher scripted_3] [--games 30]
-        [--time-limit SECONDS] [--seed S] [--workers N] [--greedy] [--rules none all rare_teacher ...]
-        [--primary-bias NAME=LOGIT ...]
+        [--time-limit SECONDS] [--seed S] [--workers N] [--consumable-filters true|false] [--greedy]
+        [--rules none all rare_teacher ...] [--primary-bias NAME=LOGIT ...]
 
 CHECKPOINT is a run's checkpoint, an RLModule checkpoint or a shipped model (``models/X``). Every rule plays the same
 ``--games`` games (seeds from ``--seed``, sides alternating) in the mode's training env

@@ -355,6 +355,28 @@ def test_teacher_override_plays_each_rule_on_the_same_games(tiny_config, capsys)
     assert "rare_teacher: won" in text
 
 
+def test_the_teacher_probes_play_under_the_configs_consumable_filters_or_the_options(tiny_config):
+    """A probe's games keep the rules of play the checkpoint trained with: the mode config's consumables' need filters,
+    or --consumable-filters true / false for a checkpoint trained otherwise."""
+    import argparse
+
+    from app import pretrain
+    path = tiny_config / "agent"
+    build_module(MobaEnv({"mode": "1v1"})).save_to_path(str(path))
+
+    def filters(*options):
+        p = argparse.ArgumentParser()
+        pretrain.add_probe_args(p, "1v1", 2, 0, "games")
+        return pretrain.teacher_probe(p.parse_args([str(path), *options]))[2].get("consumable_filters")
+
+    assert filters() is None  # the tiny config's env leaves them at the env's default (off)
+    assert filters("--consumable-filters", "true") is True and filters("--consumable-filters", "false") is False
+    cfg = yaml.safe_load((tiny_config / "tiny_1v1.yaml").read_text())
+    (tiny_config / "tiny_1v1.yaml").write_text(yaml.safe_dump({**cfg, "env": {**cfg["env"],
+                                                                             "consumable_filters": True}}))
+    assert filters() is True and filters("--consumable-filters", "false") is False
+
+
 @pytest.mark.parametrize("script, args, message", [
     ("teacher_agreement", ["--mode", "3v3"], "--mode: must be one of"),
     ("teacher_agreement", ["--teacher", "wizard"], "--teacher: unknown agent 'wizard'; allowed: ["),

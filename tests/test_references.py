@@ -46,6 +46,22 @@ def test_rating_a_checkpoint_plays_references_within_ten_points(module_checkpoin
     assert "agent" in out["elo"]
 
 
+def test_rating_a_checkpoint_trained_with_the_consumable_filters_plays_with_them(module_checkpoint, tmp_path,
+                                                                                 monkeypatch):
+    class Captured(Exception):
+        pass
+
+    def rater(refs, **kwargs):
+        raise Captured(kwargs)
+
+    monkeypatch.setattr(rate, "VersionRater", rater)
+    refs = write_refs(tmp_path / "refs.json", {"random": {"kind": "random", "mu": 0.0, "sigma": 1.0}})
+    for options, env in (([], None), (["--consumable-filters"], {"consumable_filters": True})):
+        with pytest.raises(Captured) as got:
+            rate.main(["--checkpoint", module_checkpoint, "--references", refs, *options])
+        assert got.value.args[0]["env"] == env
+
+
 def test_rating_the_reference_pool_anchors_random_at_zero(tmp_path):
     refs = str(tmp_path / "refs.json")
     assert rate.main(["--rate-references", "--references", refs, "--games", "2", "--time-limit", "20"]) == 0

@@ -218,6 +218,24 @@ def test_a_version_is_rated_only_under_the_rule_of_its_references(version_module
     assert ev.time_limit_outcome == "points"
 
 
+def test_rated_games_play_under_the_rules_the_version_trained_with(version_module, spec, tmp_path, monkeypatch):
+    """A version trained with the consumables' need filters (or another rule of play that evaluation games share with
+    training, EVAL_ENV_KEYS) is rated in games with them: the callback hands the training env's rules to the rater,
+    which adds the module's observation layout."""
+    from policies.league import references
+    envs = []
+    played = references.play_rated_record
+    monkeypatch.setattr(references, "play_rated_record", lambda *a, **k: envs.append(a[-1]) or played(*a, **k))
+    ev = VersionRater(refs(random=("random", 0.0)), env={"consumable_filters": True})
+    ev.rate(1, version_module, 1, TIME_LIMIT_S, seed=0)
+    assert envs[-1] == {"consumable_filters": True, **references.module_layout(version_module)}
+    VersionRater(refs(random=("random", 0.0))).rate(1, version_module, 1, TIME_LIMIT_S, seed=0)
+    assert "consumable_filters" not in envs[-1]  # the default: the env's own (off)
+    algo = FakeAlgorithm({}, spec.build(), str(tmp_path))
+    algo.config.env_config = {"mode": "1v1", "consumable_filters": True, "frameskip": 4, "team_spirit": 0.3}
+    assert T.rated_game_rules(algo) == {"consumable_filters": True, "frameskip": 4}
+
+
 def test_the_callback_is_off_by_default_and_with_every_zero(spec, tmp_path):
     for settings in ({}, {"every": 0}):
         algo = FakeAlgorithm(settings, spec.build(), str(tmp_path))

@@ -251,11 +251,12 @@ class VersionRater:
     constant."""
 
     def __init__(self, references: dict, start_mu: float | None = None, explore: bool = True,
-                 time_limit_outcome: str | None = None):
+                 time_limit_outcome: str | None = None, env: dict | None = None):
         """references: a rated references dict; start_mu: the mu of the version rated before (a resumed run, or the
         CLI's --start-mu), if any; explore: sample the version's actions as in training (False: the most likely
         ones); time_limit_outcome: how a game stopped by the time limit counts (ratings.game_score; None: the rule
-        the references were rated with)."""
+        the references were rated with); env: env config keys of the rated games, the rules the version trained
+        under (e.g. ``consumable_filters``; the module's observation layout is added to them)."""
         if "mode" not in references:
             raise ValueError("the references have no game mode ('mode')")
         if time_limit_outcome is None:
@@ -266,6 +267,7 @@ class VersionRater:
         self.specs = references["agents"]
         self.pool = reference_ratings(references)
         self.explore = explore
+        self.env = dict(env or {})
         self.ratings: dict = {}  # version -> trueskill.Rating
         self.start = None if start_mu is None else R.new_version_rating(R.trueskill_env().create_rating(start_mu))
 
@@ -283,7 +285,7 @@ class VersionRater:
         agent = ModuleAgent(module, explore=self.explore)
         # the games in the module's observation layout (a surgered model's groups; its checkpoint references were
         # surgered with it, app/surgery.py --references)
-        env = module_layout(module)
+        env = {**self.env, **module_layout(module)}
         rating = R.new_version_rating(self.previous_rating(version))
         counts, rows = {}, []
         for g in range(games):

@@ -119,9 +119,9 @@ def keep_freed_memory() -> bool:
 def shuffle_by_team(batch: SampleBatch, module) -> SampleBatch:
     """SampleBatch.shuffle for a zero-padded batch of sequences, by team: the sequences of a team's heroes over the
     same steps stay next to each other (in a random order of teams), so that a minibatch holds whole teams and the
-    module encodes each team once (policies/model/five_module.py). Teammates are found as the module finds them, by
-    equal
-    team inputs at the first step of their sequences, or by their ``TEAM_STEP`` number there where the batch has one."""
+    module encodes each team once (policies/model/five_module.py). Teammates are found as the module finds them: by
+    their ``TEAM_STEP`` number at the first step of their sequences where the batch has one, else by equal team inputs
+    there."""
     n = len(batch[SampleBatch.SEQ_LENS])
     if TEAM_STEP in batch:
         _, group = module.step_groups({k: v[:, 0] for k, v in batch[Columns.OBS].items()},

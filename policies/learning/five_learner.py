@@ -123,9 +123,8 @@ def shuffle_by_team(batch: SampleBatch, module) -> SampleBatch:
     their ``TEAM_STEP`` number at the first step of their sequences where the batch has one, else by equal team inputs
     there."""
     n = len(batch[SampleBatch.SEQ_LENS])
-    if TEAM_STEP in batch:
-        _, group = module.step_groups({k: v[:, 0] for k, v in batch[Columns.OBS].items()},
-                                      torch.as_tensor(batch[TEAM_STEP][:, 0]))
+    if TEAM_STEP in batch:  # the sequences of one team over the same steps start at one number
+        group = torch.unique(torch.as_tensor(batch[TEAM_STEP][:, 0]), return_inverse=True)[1]
     else:
         _, group = module.team_groups({k: batch[Columns.OBS][k][:, 0] for k in TEAM_ENCODER_KEYS})
     group = np.arange(n) if group is None else group.cpu().numpy()

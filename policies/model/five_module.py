@@ -556,12 +556,16 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             return None, None
         if team_steps and team_groups is not None:
             return team_groups
-        flat = {k: obs[k].reshape(n, -1) for k in UNIT_TABLE_KEYS}
-        ignored = {"units": self._unit_fingerprint_ignored}
+        flat, ignored = self._unit_table_inputs(obs, n)
         if team_groups is not None and team_groups[0] is not None and _equal_in_groups(flat, *team_groups, ignored):
             return team_groups
         weights = {k: getattr(self, f"_unit_fingerprint_{k}") for k in UNIT_TABLE_KEYS}
         return _group_rows(flat, weights, ignored)
+
+    def _unit_table_inputs(self, obs, n: int):
+        """({key: (n, D)} of the unit table's inputs, {key: (D,) bool} of their entries that differ between a
+        team's heroes by design: the hero-relative unit columns)."""
+        return ({k: obs[k].reshape(n, -1) for k in UNIT_TABLE_KEYS}, {"units": self._unit_fingerprint_ignored})
 
     def team_groups(self, obs):
         """(representatives, index) of a batch of rows (obs: N, ...): the rows whose team encoder inputs are all equal
@@ -589,8 +593,8 @@ class FiveRLModule(TorchRLModule, ValueFunctionAPI):
             flat = {k: obs[k].reshape(n, -1) for k in TEAM_ENCODER_KEYS}
             differs = _unequal_in_groups(flat, reps, index)
             if differs is None and self.cfg.team_unit_table:
-                flat = {k: obs[k].reshape(n, -1) for k in UNIT_TABLE_KEYS}
-                differs = _unequal_in_groups(flat, reps, index, {"units": self._unit_fingerprint_ignored})
+                flat, ignored = self._unit_table_inputs(obs, n)
+                differs = _unequal_in_groups(flat, reps, index, ignored)
             if differs is not None:
                 raise ValueError(f"the batch's {TEAM_STEP!r} column groups rows whose observation key {differs!r} "
                                  f"differs: a team's heroes must see equal team inputs at one step "
